@@ -1,0 +1,417 @@
+"""The typed AST of a `.spot` file.
+
+One small frozen dataclass per construct. Every node has a ``span`` that equality ignores, so
+two parses of differently laid-out text compare equal when they mean the same thing (the
+formatter relies on this). Only :mod:`contractlang.lower` builds these from lark's tree;
+nothing after it sees lark.
+
+Example::
+
+    >>> from contractlang import parse
+    >>> f = parse('contract "c" { currency USD rate 2 USD per gpu_hour }').file
+    >>> f.items[0].clauses[1]
+    Rate(price=Per(amount=Quantity(value=Decimal('2'), unit='USD', ...), unit='gpu_hour', ...), ...)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Literal
+
+from contractlang.diagnostics import NO_SPAN, Span
+
+
+def _span() -> Span:
+    return field(default=NO_SPAN, compare=False, repr=False)  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Number:
+    """A plain number: ``3``, ``2.10``. ``text`` keeps the written form for the formatter."""
+
+    value: Decimal
+    text: str = field(default="", compare=False)
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Percent:
+    """``5%``: ``value`` is the written number (5); its meaning is ``value / 100``."""
+
+    value: Decimal
+    text: str = field(default="", compare=False)
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number with a unit as written: ``30 seconds``, ``1 hour``, ``50000 USD``, ``8 gpus``.
+
+    ``unit`` is the word as written; the checker resolves it (time, GPU, GPU-time or a currency
+    code) and reports unknown units.
+    """
+
+    value: Decimal
+    unit: str
+    text: str = field(default="", compare=False)
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Per:
+    """``<amount> per <unit>``: ``2.10 USD per gpu_hour``, ``trace.price per gpu_hour``.
+
+    Binds tighter than ``*``. A plain-number ``amount`` takes the contract's currency.
+    """
+
+    amount: Expr
+    unit: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class PercentOf:
+    """``X% of E`` = ``X/100 × E``: ``10% of charge``, ``30% of gross``."""
+
+    percent: Percent
+    operand: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Name:
+    """A bare name: a fact (``runtime``), a promise (``promised_notice``) or an enum member
+    (``spot``, ``reclaimed``). The checker resolves which."""
+
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class TraceColumn:
+    """``trace.<column>``: a column of the trace, read on the allocation's ``started`` row."""
+
+    column: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class String:
+    value: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Bool:
+    value: bool
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class NoneLit:
+    """``none``: the missing value. Logic with it is three-valued (design §4)."""
+
+    span: Span = _span()
+
+
+UnaryOp = Literal["-", "not"]
+ArithOp = Literal["+", "-", "*", "/"]
+CompareOp = Literal["==", "!=", "<", "<=", ">", ">="]
+LogicOp = Literal["and", "or"]
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: UnaryOp
+    operand: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Binary:
+    """Arithmetic: ``+ - * /``."""
+
+    op: ArithOp
+    left: Expr
+    right: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: CompareOp
+    left: Expr
+    right: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Logic:
+    op: LogicOp
+    left: Expr
+    right: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class In:
+    """``value in [a, b]`` (``negated`` for ``not in``)."""
+
+    value: Expr
+    options: tuple[Expr, ...]
+    negated: bool = False
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Call:
+    """A function call: scalar ``coalesce``, ``min``, ``max``; in budgets the aggregates
+    ``mean``, ``sum``, ``min``, ``max``, ``share``, ``count`` and ``pN`` (``p95``)."""
+
+    func: str
+    args: tuple[Expr, ...]
+    span: Span = _span()
+    func_span: Span = _span()
+
+
+Expr = (
+    Number
+    | Percent
+    | Quantity
+    | Per
+    | PercentOf
+    | Name
+    | TraceColumn
+    | String
+    | Bool
+    | NoneLit
+    | Unary
+    | Binary
+    | Compare
+    | Logic
+    | In
+    | Call
+)
+
+
+# --------------------------------------------------------------------------- contract clauses
+
+
+@dataclass(frozen=True)
+class Currency:
+    code: str
+    span: Span = _span()
+
+
+RoundingMode = Literal["half_up", "half_even"]
+
+
+@dataclass(frozen=True)
+class Rounding:
+    """``rounding half_up|half_even``. ``half_up`` rounds half away from zero (the default)."""
+
+    mode: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Precision:
+    """``precision N``: ledger lines are rounded to N decimal places (default 2)."""
+
+    digits: int
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``rate <price> [when <cond>]``: the first rate whose condition holds and whose price is
+    not none prices the allocation."""
+
+    price: Expr
+    when: Expr | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class BillingIncrement:
+    duration: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class BillingMinimum:
+    duration: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class BillingPeriod:
+    """``billing period ends 17:00 "America/New_York"``: moves day and month boundaries."""
+
+    time: str
+    zone: str
+    span: Span = _span()
+
+
+PromiseKind = Literal["notice", "restart"]
+
+
+@dataclass(frozen=True)
+class Promise:
+    """``promise reclaim notice <duration>`` (kind ``notice``) or ``promise restart within
+    <duration>`` (kind ``restart``). Read by terms as ``promised_notice``/``promised_restart``."""
+
+    kind: PromiseKind
+    duration: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ExcludeAllocation:
+    """``exclude NAME allocation when C``: the whole allocation is not charged."""
+
+    name: str
+    when: Expr | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ExcludeDuration:
+    """``exclude NAME <duration> when C``: that duration leaves billable time."""
+
+    name: str
+    duration: Expr
+    when: Expr | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Credit:
+    """``credit NAME <money> when C``."""
+
+    name: str
+    amount: Expr
+    when: Expr | None
+    span: Span = _span()
+
+
+CapLevel = Literal["allocation", "run", "month", "contract"]
+CAP_LEVELS: tuple[CapLevel, ...] = ("allocation", "run", "month", "contract")
+
+
+@dataclass(frozen=True)
+class Cap:
+    """``cap credits at <money | X% of gross> per allocation|run|month|contract``."""
+
+    limit: Expr
+    level: str
+    span: Span = _span()
+
+
+Clause = (
+    Currency
+    | Rounding
+    | Precision
+    | Rate
+    | BillingIncrement
+    | BillingMinimum
+    | BillingPeriod
+    | Promise
+    | ExcludeAllocation
+    | ExcludeDuration
+    | Credit
+    | Cap
+)
+
+
+@dataclass(frozen=True)
+class Contract:
+    name: str
+    clauses: tuple[Clause, ...]
+    span: Span = _span()
+    name_span: Span = _span()
+
+
+# --------------------------------------------------------------------------- budgets
+
+
+@dataclass(frozen=True)
+class Require:
+    """``require <aggregate expression> <op> <limit>``."""
+
+    expr: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Budget:
+    name: str
+    requires: tuple[Require, ...]
+    span: Span = _span()
+    name_span: Span = _span()
+
+
+Item = Contract | Budget
+
+
+# --------------------------------------------------------------------------- files
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A ``#`` comment: ``text`` includes the ``#``; ``line`` is where it stands."""
+
+    text: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class SpotFile:
+    """One parsed `.spot` file. ``comments`` are kept for the formatter, in source order;
+    equality of files compares items only."""
+
+    items: tuple[Item, ...]
+    comments: tuple[Comment, ...] = field(default=(), compare=False)
+    name: str = field(default="<input>", compare=False)
+
+    @property
+    def contracts(self) -> tuple[Contract, ...]:
+        return tuple(i for i in self.items if isinstance(i, Contract))
+
+    @property
+    def budgets(self) -> tuple[Budget, ...]:
+        return tuple(i for i in self.items if isinstance(i, Budget))
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    """The direct sub-expressions of ``expr``, in source order."""
+    match expr:
+        case Per(amount=a):
+            return (a,)
+        case PercentOf(percent=p, operand=o):
+            return (p, o)
+        case Unary(operand=o):
+            return (o,)
+        case Binary(left=lhs, right=rhs) | Compare(left=lhs, right=rhs) | Logic(left=lhs, right=rhs):
+            return (lhs, rhs)
+        case In(value=v, options=opts):
+            return (v, *opts)
+        case Call(args=args):
+            return args
+        case _:
+            return ()
+
+
+def walk(expr: Expr) -> list[Expr]:
+    """``expr`` and every expression below it, depth first, in source order."""
+    out: list[Expr] = []
+    stack: list[Expr] = [expr]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(reversed(children(node)))
+    return out

@@ -1,0 +1,194 @@
+"""Diagnostics: positions in source text, problems found in it, and how they are shown.
+
+Every pass reports problems as :class:`Diagnostic` values and collects them rather than
+stopping at the first. They render in one style::
+
+    rulesets/x.spot:12:5: error[E201]: cannot add `money` and `time`
+       12 |     rate 2.10 USD + 1 hour
+          |          ^^^^^^^^^^^^^^^^^
+    help: ...
+
+and as JSON data with the same fields (:meth:`Diagnostic.to_json`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from contractlang.codes import CODES
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A region of one source file: 1-based line and column, 0-based character offsets.
+
+    ``end_line``/``end_col`` point one past the last character, as lark's ``end_column`` does.
+    """
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    start_pos: int = 0
+    end_pos: int = 0
+
+    @staticmethod
+    def point(line: int, col: int, pos: int = 0) -> Span:
+        return Span(line, col, line, col + 1, pos, pos + 1)
+
+    def cover(self, other: Span) -> Span:
+        """The smallest span holding both ``self`` and ``other``."""
+        first, last = (self, other) if self.start_pos <= other.start_pos else (other, self)
+        end = last if (last.end_pos, last.end_line) >= (first.end_pos, first.end_line) else first
+        return Span(first.line, first.col, end.end_line, end.end_col, first.start_pos, end.end_pos)
+
+
+NO_SPAN = Span(0, 0, 0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A named source text. Diagnostics print lines from it."""
+
+    name: str
+    text: str
+
+    def line_text(self, line: int) -> str:
+        lines = self.text.splitlines()
+        return lines[line - 1] if 1 <= line <= len(lines) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """A second place a diagnostic points at, e.g. where an operand's type came from."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem, with its code, its place and, where it helps, a hint."""
+
+    code: str
+    message: str
+    span: Span
+    file: str = "<input>"
+    help: str | None = None
+    related: tuple[Related, ...] = ()
+    severity: Severity = field(default=Severity.ERROR)
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise ValueError(f"unregistered diagnostic code {self.code}")
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def headline(self) -> str:
+        return f"{self.file}:{self.span.line}:{self.span.col}: {self.severity}[{self.code}]: {self.message}"
+
+    def render(self, source: Source | None = None) -> str:
+        """Render as text: headline, source line with carets, related notes, help."""
+        out = [self.headline()]
+        if source is not None and self.span.line > 0:
+            out.extend(_excerpt(source, self.span))
+        for rel in self.related:
+            where = f"{self.file}:{rel.span.line}:{rel.span.col}"
+            out.append(f"note: {rel.message} ({where})")
+            if source is not None and rel.span.line > 0:
+                out.extend(_excerpt(source, rel.span))
+        if self.help:
+            out.append(f"help: {self.help}")
+        return "\n".join(out)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": str(self.severity),
+            "message": self.message,
+            "file": self.file,
+            "line": self.span.line,
+            "column": self.span.col,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_col,
+            "help": self.help,
+            "related": [
+                {"message": r.message, "line": r.span.line, "column": r.span.col}
+                for r in self.related
+            ],
+        }
+
+
+def _excerpt(source: Source, span: Span) -> list[str]:
+    text = source.line_text(span.line)
+    gutter = f"{span.line:>4} | "
+    if span.end_line == span.line:
+        width = max(1, span.end_col - span.col)
+    else:
+        width = max(1, len(text) - span.col + 1)
+    caret = " " * (len(gutter) - 2) + "| " + " " * (span.col - 1) + "^" * width
+    return [gutter + text, caret]
+
+
+def error(code: str, message: str, span: Span, **kw: Any) -> Diagnostic:
+    return Diagnostic(code, message, span, severity=Severity.ERROR, **kw)
+
+
+def warning(code: str, message: str, span: Span, **kw: Any) -> Diagnostic:
+    return Diagnostic(code, message, span, severity=Severity.WARNING, **kw)
+
+
+def has_errors(diags: Iterable[Diagnostic]) -> bool:
+    return any(d.is_error for d in diags)
+
+
+def sort_key(d: Diagnostic) -> tuple[str, int, int, str]:
+    return (d.file, d.span.line, d.span.col, d.code)
+
+
+def render_all(diags: Sequence[Diagnostic], sources: dict[str, Source]) -> str:
+    """Text for many diagnostics, in file and position order, blank line between each."""
+    return "\n\n".join(d.render(sources.get(d.file)) for d in sorted(diags, key=sort_key))
+
+
+def to_json_text(diags: Sequence[Diagnostic]) -> str:
+    items = [d.to_json() for d in sorted(diags, key=sort_key)]
+    return json.dumps({"diagnostics": items}, indent=2)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """The closest candidate by edit distance, if it is close enough to be a likely typo.
+
+    >>> did_you_mean("replayed_tme", ["replayed_time", "runtime"])
+    'replayed_time'
+    """
+    best: tuple[int, str] | None = None
+    for cand in sorted(set(candidates)):
+        dist = _levenshtein(word.lower(), cand.lower())
+        if best is None or dist < best[0]:
+            best = (dist, cand)
+    if best is None:
+        return None
+    limit = max(1, min(3, len(word) // 3))
+    return best[1] if best[0] <= limit else None
+
+
+def _levenshtein(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]

@@ -1,0 +1,34 @@
+"""Exit codes and the exceptions that carry diagnostics to the command line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import IntEnum
+
+from contractlang.diagnostics import Diagnostic, Source
+
+
+class ExitCode(IntEnum):
+    """Documented exit codes of every command (README, docs/cli.md)."""
+
+    OK = 0  # success; all budgets met (or none given); files formatted
+    NOT_MET = 1  # a budget not met; `fmt --check`: a file is not formatted; `test`: a fixture differs
+    BAD_INPUT = 2  # bad input: language, trace, flags
+    INTERNAL = 3  # an internal error (a bug): please report it
+
+
+class ContractlangError(Exception):
+    """Bad input, with the diagnostics that explain it (exit code 2)."""
+
+    def __init__(
+        self,
+        diagnostics: Sequence[Diagnostic],
+        sources: dict[str, Source] | None = None,
+    ) -> None:
+        self.diagnostics = list(diagnostics)
+        self.sources = dict(sources or {})
+        super().__init__("\n".join(d.headline() for d in self.diagnostics))
+
+
+class InternalError(Exception):
+    """A bug in contractlang (exit code 3), never a user's mistake."""
