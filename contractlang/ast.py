@@ -21,11 +21,6 @@ from typing import Literal
 
 from contractlang.diagnostics import NO_SPAN, Span
 
-
-def _span() -> Span:
-    return field(default=NO_SPAN, compare=False, repr=False)  # type: ignore[return-value]
-
-
 # --------------------------------------------------------------------------- expressions
 
 
@@ -35,7 +30,7 @@ class Number:
 
     value: Decimal
     text: str = field(default="", compare=False)
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -44,7 +39,7 @@ class Percent:
 
     value: Decimal
     text: str = field(default="", compare=False)
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -58,7 +53,7 @@ class Quantity:
     value: Decimal
     unit: str
     text: str = field(default="", compare=False)
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -70,7 +65,7 @@ class Per:
 
     amount: Expr
     unit: str
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -79,7 +74,7 @@ class PercentOf:
 
     percent: Percent
     operand: Expr
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -88,7 +83,7 @@ class Name:
     (``spot``, ``reclaimed``). The checker resolves which."""
 
     name: str
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -96,26 +91,26 @@ class TraceColumn:
     """``trace.<column>``: a column of the trace, read on the allocation's ``started`` row."""
 
     column: str
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class String:
     value: str
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Bool:
     value: bool
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class NoneLit:
     """``none``: the missing value. Logic with it is three-valued (design §4)."""
 
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 UnaryOp = Literal["-", "not"]
@@ -128,7 +123,7 @@ LogicOp = Literal["and", "or"]
 class Unary:
     op: UnaryOp
     operand: Expr
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -138,7 +133,7 @@ class Binary:
     op: ArithOp
     left: Expr
     right: Expr
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -146,7 +141,7 @@ class Compare:
     op: CompareOp
     left: Expr
     right: Expr
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -154,7 +149,7 @@ class Logic:
     op: LogicOp
     left: Expr
     right: Expr
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -164,7 +159,7 @@ class In:
     value: Expr
     options: tuple[Expr, ...]
     negated: bool = False
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -174,8 +169,8 @@ class Call:
 
     func: str
     args: tuple[Expr, ...]
-    span: Span = _span()
-    func_span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    func_span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 Expr = (
@@ -204,7 +199,7 @@ Expr = (
 @dataclass(frozen=True)
 class Currency:
     code: str
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 RoundingMode = Literal["half_up", "half_even"]
@@ -215,7 +210,7 @@ class Rounding:
     """``rounding half_up|half_even``. ``half_up`` rounds half away from zero (the default)."""
 
     mode: str
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -223,7 +218,7 @@ class Precision:
     """``precision N``: ledger lines are rounded to N decimal places (default 2)."""
 
     digits: int
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -233,19 +228,19 @@ class Rate:
 
     price: Expr
     when: Expr | None = None
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class BillingIncrement:
     duration: Expr
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class BillingMinimum:
     duration: Expr
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -254,7 +249,7 @@ class BillingPeriod:
 
     time: str
     zone: str
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 PromiseKind = Literal["notice", "restart"]
@@ -267,7 +262,7 @@ class Promise:
 
     kind: PromiseKind
     duration: Expr
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -276,7 +271,7 @@ class ExcludeAllocation:
 
     name: str
     when: Expr | None
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -286,7 +281,7 @@ class ExcludeDuration:
     name: str
     duration: Expr
     when: Expr | None
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -296,7 +291,7 @@ class Credit:
     name: str
     amount: Expr
     when: Expr | None
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 CapLevel = Literal["allocation", "run", "month", "contract"]
@@ -309,7 +304,7 @@ class Cap:
 
     limit: Expr
     level: str
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 Clause = (
@@ -332,8 +327,8 @@ Clause = (
 class Contract:
     name: str
     clauses: tuple[Clause, ...]
-    span: Span = _span()
-    name_span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    name_span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 # --------------------------------------------------------------------------- budgets
@@ -344,15 +339,15 @@ class Require:
     """``require <aggregate expression> <op> <limit>``."""
 
     expr: Expr
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Budget:
     name: str
     requires: tuple[Require, ...]
-    span: Span = _span()
-    name_span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    name_span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 Item = Contract | Budget
@@ -366,7 +361,7 @@ class Comment:
     """A ``#`` comment: ``text`` includes the ``#``; ``line`` is where it stands."""
 
     text: str
-    span: Span = _span()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -396,7 +391,9 @@ def children(expr: Expr) -> tuple[Expr, ...]:
             return (p, o)
         case Unary(operand=o):
             return (o,)
-        case Binary(left=lhs, right=rhs) | Compare(left=lhs, right=rhs) | Logic(left=lhs, right=rhs):
+        case Binary(left=lhs, right=rhs) | Compare(left=lhs, right=rhs):
+            return (lhs, rhs)
+        case Logic(left=lhs, right=rhs):
             return (lhs, rhs)
         case In(value=v, options=opts):
             return (v, *opts)

@@ -96,17 +96,25 @@ class Diagnostic:
         return self.severity is Severity.ERROR
 
     def headline(self) -> str:
-        return f"{self.file}:{self.span.line}:{self.span.col}: {self.severity}[{self.code}]: {self.message}"
+        """``file:line:col: error[CODE]: message``. Trace rows (``col`` 0) read
+        ``file: row N: ...``; whole-file problems (``line`` 0) read ``file: ...``."""
+        if self.span.line == 0:
+            where = f"{self.file}:"
+        elif self.span.col == 0:
+            where = f"{self.file}: row {self.span.line}:"
+        else:
+            where = f"{self.file}:{self.span.line}:{self.span.col}:"
+        return f"{where} {self.severity}[{self.code}]: {self.message}"
 
     def render(self, source: Source | None = None) -> str:
         """Render as text: headline, source line with carets, related notes, help."""
         out = [self.headline()]
-        if source is not None and self.span.line > 0:
+        if source is not None and self.span.line > 0 and self.span.col > 0:
             out.extend(_excerpt(source, self.span))
         for rel in self.related:
             where = f"{self.file}:{rel.span.line}:{rel.span.col}"
             out.append(f"note: {rel.message} ({where})")
-            if source is not None and rel.span.line > 0:
+            if source is not None and rel.span.line > 0 and rel.span.col > 0:
                 out.extend(_excerpt(source, rel.span))
         if self.help:
             out.append(f"help: {self.help}")

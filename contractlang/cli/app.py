@@ -16,8 +16,7 @@ app = typer.Typer(
 )
 
 #: Command modules; each defines ``register(app)``.
-COMMANDS: list[str] = [
-]
+COMMANDS: list[str] = []
 
 for _name in COMMANDS:
     importlib.import_module(f"contractlang.cli.{_name}").register(app)

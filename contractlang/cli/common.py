@@ -58,7 +58,7 @@ def guarded(fmt_param: str | None = "fmt") -> Callable[[Callable[P, R]], Callabl
             except ContractlangError as exc:
                 print_diagnostics(exc.diagnostics, exc.sources, OutputFormat(fmt))
                 exit_with(ExitCode.BAD_INPUT)
-            except (InternalError, Exception) as exc:  # noqa: BLE001 - the last line of defence
+            except (InternalError, Exception) as exc:  # the last line of defence
                 if os.environ.get("CONTRACTLANG_DEBUG"):
                     raise
                 err.print(
