@@ -56,7 +56,7 @@ def guarded(fmt_param: str | None = "fmt") -> Callable[[Callable[P, R]], Callabl
             except (typer.Exit, typer.Abort, KeyboardInterrupt):
                 raise
             except ContractlangError as exc:
-                print_diagnostics(exc.diagnostics, exc.sources, OutputFormat(fmt))
+                print_diagnostics(exc.diagnostics, exc.sources, OutputFormat(str(fmt)))
                 exit_with(ExitCode.BAD_INPUT)
             except (InternalError, Exception) as exc:  # the last line of defence
                 if os.environ.get("CONTRACTLANG_DEBUG"):
