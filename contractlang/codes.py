@@ -22,6 +22,8 @@ CODES: dict[str, str] = {
     "E009": "expression nested too deeply",
     "E010": "unexpected end of file",
     "E011": "unbalanced parenthesis or bracket",
+    "E012": "formatter would change the meaning",
+    "E013": "cannot read file",
     # names
     "E101": "unknown name",
     "E102": "unknown unit",
@@ -76,10 +78,13 @@ CODES: dict[str, str] = {
     "T015": "missing value",
     "T016": "allocation events without a start",
     "T017": "unreadable trace",
+    "T018": "reserved column name",
+    "T019": "more problems than shown",
     # warnings
     "W001": "rate never reached",
     "W002": "replay may be refunded twice",
     "W003": "comparison with `none` is never true",
     "W101": "checkpoint step goes back",
+    "W102": "money column stored as floating point",
     "W401": "credit computed a negative amount",
 }

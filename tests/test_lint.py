@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,12 +13,16 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
 
 
-@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff not installed")
 def test_ruff_clean() -> None:
-    proc = _run("ruff", "check", "contractlang", "tests", "bench")
+    proc = _run(sys.executable, "-m", "ruff", "check", "contractlang", "tests", "bench")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_mypy_clean() -> None:
     proc = _run(sys.executable, "-m", "mypy", "contractlang")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ruff_format_clean() -> None:
+    proc = _run(sys.executable, "-m", "ruff", "format", "--check", "contractlang", "tests", "bench")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,0 +1,151 @@
+"""`contractlang fmt [--check] FILE…`: lay `.spot` files out canonically (see
+:mod:`contractlang.fmt`), keeping their comments and meaning.
+
+- Without ``--check``: rewrites each file that is not in canonical layout (only those) and
+  prints ``reformatted FILE`` for each.
+- ``--check``: changes nothing; prints ``would reformat FILE`` for each file that is not
+  formatted.
+- ``-`` reads the text from stdin and writes the formatted text to stdout (with ``--check``,
+  writes nothing and only sets the exit code).
+- A directory stands for every ``*.spot`` file below it.
+
+Per-file lines go to stdout, diagnostics and the one-line summary to stderr.
+
+Exit codes: 0 everything formatted (or now formatted); 1 with ``--check``, a file is not
+formatted; 2 a file does not parse, is not UTF-8 or cannot be read; 3 the formatter refused
+because its output would change the file's meaning (``E012``, a bug in contractlang). Every
+file is processed before exiting, and the highest code wins.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from contractlang.cli.common import err, exit_with, guarded, out, print_diagnostics
+from contractlang.diagnostics import NO_SPAN, Source, error
+from contractlang.errors import ExitCode
+from contractlang.fmt import FormatResult, format_source
+
+STDIN = "-"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("fmt")(fmt_command)
+
+
+@guarded(fmt_param=None)
+def fmt_command(
+    files: Annotated[
+        list[str],
+        typer.Argument(
+            help="The `.spot` files (or directories of them) to format; `-` for stdin.",
+            show_default=False,
+            metavar="FILE...",
+        ),
+    ],
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Change nothing; exit 1 if a file is not formatted."),
+    ] = False,
+) -> None:
+    """Format `.spot` files in the canonical layout, keeping comments and meaning."""
+    if STDIN in files and len(files) > 1:
+        err.print("`-` (stdin) cannot be combined with other files", markup=False)
+        exit_with(ExitCode.BAD_INPUT)
+    statuses = [_format_one(path, check=check) for path in _expand(files)]
+    changed = statuses.count(ExitCode.NOT_MET)
+    unchanged = statuses.count(ExitCode.OK)
+    err.print(
+        _summary(changed, unchanged, len(statuses) - changed - unchanged, check=check),
+        markup=False,
+    )
+    worst = max(statuses, default=ExitCode.OK)
+    if worst is ExitCode.NOT_MET and not check:
+        worst = ExitCode.OK  # the files were rewritten: done
+    if worst is not ExitCode.OK:
+        exit_with(worst)
+
+
+def _expand(files: list[str]) -> list[str]:
+    paths: list[str] = []
+    for f in files:
+        p = Path(f)
+        if f != STDIN and p.is_dir():
+            paths.extend(str(q) for q in sorted(p.rglob("*.spot")))
+        else:
+            paths.append(f)
+    return paths
+
+
+def _format_one(path: str, *, check: bool) -> ExitCode:
+    """Format one file. Returns OK (already formatted), NOT_MET (not formatted: rewritten,
+    or reported with ``--check``), BAD_INPUT or INTERNAL."""
+    name = "<stdin>" if path == STDIN else path
+    try:
+        data = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
+    except OSError as exc:
+        reason = (exc.strerror or str(exc)).lower()
+        diag = error("E013", f"cannot read `{name}`: {reason}", NO_SPAN, file=name)
+        print_diagnostics([diag], {})
+        return ExitCode.BAD_INPUT
+    result = format_source(data, name)
+    if result.text is None:
+        text = data.decode("utf-8", errors="replace")
+        print_diagnostics(result.diagnostics, {name: Source(name, text)})
+        return _failure_code(result)
+    if path == STDIN:
+        if not check:
+            sys.stdout.write(result.text)
+        elif result.changed:
+            out.print(f"would reformat {name}", markup=False)
+        return ExitCode.NOT_MET if result.changed else ExitCode.OK
+    if not result.changed:
+        return ExitCode.OK
+    if check:
+        out.print(f"would reformat {name}", markup=False)
+    else:
+        _write(Path(path), result.text)
+        out.print(f"reformatted {name}", markup=False)
+    return ExitCode.NOT_MET
+
+
+def _failure_code(result: FormatResult) -> ExitCode:
+    if any(d.code == "E012" for d in result.diagnostics):
+        return ExitCode.INTERNAL
+    return ExitCode.BAD_INPUT
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace the file's content atomically, keeping its permissions."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _summary(changed: int, unchanged: int, failed: int, *, check: bool) -> str:
+    """``2 files reformatted, 3 files left unchanged`` (or ``would be reformatted``)."""
+    parts = []
+    if changed:
+        verb = "would be reformatted" if check else "reformatted"
+        parts.append(f"{_plural(changed, 'file')} {verb}")
+    if unchanged:
+        parts.append(f"{_plural(unchanged, 'file')} already formatted")
+    if failed:
+        parts.append(f"{_plural(failed, 'file')} could not be formatted")
+    return ", ".join(parts) if parts else "no files to format"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

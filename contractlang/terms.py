@@ -1,0 +1,115 @@
+"""Terms: `.spot` files parsed and checked together, ready to evaluate.
+
+:func:`load_terms` is what ``evaluate`` calls: it parses every file, checks them together
+(contract and budget names are unique across files), and raises
+:class:`~contractlang.errors.ContractlangError` if anything is wrong, so nothing downstream
+ever sees terms with an error in them. Warnings travel with the result.
+
+Example::
+
+    >>> t = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
+    >>> [c.name for c in t.contracts]
+    ['c']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from contractlang.ast import Budget, Contract, SpotFile
+from contractlang.check import check
+from contractlang.diagnostics import Diagnostic, Source, has_errors, sort_key
+from contractlang.errors import ContractlangError
+from contractlang.parse import ParseResult, parse, parse_path
+
+__all__ = ["CheckedFiles", "Terms", "check_paths", "check_texts", "load_terms", "terms_from_text"]
+
+
+@dataclass(frozen=True)
+class Terms:
+    """Checked terms: the files in the order given, their sources by file name, and the
+    checker's warnings (there are no errors, or this would not exist)."""
+
+    files: tuple[SpotFile, ...]
+    sources: dict[str, Source]
+    warnings: tuple[Diagnostic, ...] = ()
+
+    @property
+    def contracts(self) -> tuple[Contract, ...]:
+        """Every contract, in file order."""
+        return tuple(c for f in self.files for c in f.contracts)
+
+    @property
+    def budgets(self) -> tuple[Budget, ...]:
+        """Every budget, in file order."""
+        return tuple(b for f in self.files for b in f.budgets)
+
+
+@dataclass(frozen=True)
+class CheckedFiles:
+    """What `contractlang check` reports: the files that parsed, every diagnostic (syntax and
+    check, sorted), and the source of each file that could be read."""
+
+    files: tuple[SpotFile, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    sources: dict[str, Source]
+    count: int  # how many files were given
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.diagnostics)
+
+
+def check_paths(paths: Sequence[str | Path]) -> CheckedFiles:
+    """Parse and check ``paths`` together; never raises for bad input."""
+    return _check_results([parse_path(p) for p in paths])
+
+
+def check_texts(texts: Sequence[tuple[str, str]]) -> CheckedFiles:
+    """Like :func:`check_paths` for ``(text, filename)`` pairs already in memory."""
+    return _check_results([parse(text, name) for text, name in texts])
+
+
+def _check_results(results: Sequence[ParseResult]) -> CheckedFiles:
+    diags: list[Diagnostic] = []
+    sources: dict[str, Source] = {}
+    files: list[SpotFile] = []
+    for r in results:
+        diags.extend(r.diagnostics)
+        if r.source is not None:
+            sources[r.source.name] = r.source
+        if r.file is not None:
+            files.append(r.file)
+    diags.extend(check(files).diagnostics)
+    return CheckedFiles(
+        files=tuple(files),
+        diagnostics=tuple(sorted(diags, key=sort_key)),
+        sources=sources,
+        count=len(results),
+    )
+
+
+def _terms(checked: CheckedFiles) -> Terms:
+    if not checked.ok:
+        raise ContractlangError(checked.diagnostics, checked.sources)
+    return Terms(
+        files=checked.files,
+        sources=checked.sources,
+        warnings=tuple(d for d in checked.diagnostics if not d.is_error),
+    )
+
+
+def load_terms(paths: Sequence[str | Path]) -> Terms:
+    """Parse and check the `.spot` files at ``paths``.
+
+    Raises :class:`ContractlangError` (with every diagnostic, warnings included) when any
+    file cannot be read, does not parse or does not check.
+    """
+    return _terms(check_paths(paths))
+
+
+def terms_from_text(text: str, filename: str = "<input>") -> Terms:
+    """Parse and check one `.spot` text; raises :class:`ContractlangError` on any error."""
+    return _terms(check_texts([(text, filename)]))
