@@ -1,0 +1,130 @@
+"""Problems found in a trace, collected as polars frames and turned into a few diagnostics.
+
+A check returns a *problem frame* (:data:`PROBLEM_SCHEMA`): one row per problem with the trace
+row it is about, the code and the message. Only the first ``max_problems`` (by row) become
+:class:`~contractlang.diagnostics.Diagnostic` objects, so a trace with millions of bad rows costs
+one frame, not millions of Python objects; the rest are counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from contractlang.diagnostics import NO_SPAN, Diagnostic, Severity, Span, did_you_mean
+from contractlang.trace.schema import CAPACITIES, EVENTS, SOURCES
+
+#: Columns of a problem frame. ``suggest`` names a vocabulary (``event``, ``source``,
+#: ``capacity``) from which a "did you mean" help is computed for ``value``.
+PROBLEM_SCHEMA: dict[str, pl.DataType] = {
+    "row": pl.Int64(),
+    "code": pl.String(),
+    "message": pl.String(),
+    "help": pl.String(),
+    "suggest": pl.String(),
+    "value": pl.String(),
+}
+
+_VOCABULARY: dict[str, Sequence[str]] = {
+    "event": list(EVENTS),
+    "source": SOURCES,
+    "capacity": CAPACITIES,
+}
+
+
+def problems(
+    frame: pl.DataFrame | pl.LazyFrame,
+    code: str,
+    message: pl.Expr,
+    *,
+    help: pl.Expr | str | None = None,
+    suggest: str | None = None,
+    value: pl.Expr | None = None,
+    keep: Sequence[str] = (),
+) -> pl.LazyFrame:
+    """A problem frame: one problem per row of ``frame`` (already filtered to the bad rows,
+    with a ``row`` column), with ``message`` (and ``help``) computed from its columns;
+    ``keep`` names columns of ``frame`` to carry along (e.g. to filter problems later)."""
+    help_expr = pl.lit(help) if help is None or isinstance(help, str) else help
+    return frame.lazy().select(
+        pl.col("row").cast(pl.Int64),
+        pl.lit(code).alias("code"),
+        message.cast(pl.String).alias("message"),
+        help_expr.cast(pl.String).alias("help"),
+        pl.lit(suggest, dtype=pl.String).alias("suggest"),
+        (value if value is not None else pl.lit(None)).cast(pl.String).alias("value"),
+        *[pl.col(k) for k in keep],
+    )
+
+
+def empty() -> pl.LazyFrame:
+    return pl.LazyFrame(schema=PROBLEM_SCHEMA)
+
+
+@dataclass(frozen=True, slots=True)
+class Collected:
+    """The diagnostics shown and how many more were found."""
+
+    shown: tuple[Diagnostic, ...]
+    total: int
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.shown)
+
+
+def collect(
+    frames: Iterable[pl.LazyFrame],
+    *,
+    file: str,
+    limit: int,
+    severity: Severity = Severity.ERROR,
+    whole_file: Sequence[Diagnostic] = (),
+) -> Collected:
+    """Concatenate problem frames, keep the first ``limit`` by (row, code), count the rest.
+
+    ``whole_file`` diagnostics (about the file, not a row) come first and count too."""
+    frame = pl.concat([f.select(list(PROBLEM_SCHEMA)) for f in frames] or [empty()]).collect()
+    counted = frame.height
+    room = max(0, limit - len(whole_file))
+    first = frame.sort(["row", "code", "message"], maintain_order=True).head(room)
+    shown = list(whole_file[:limit])
+    for rec in first.iter_rows(named=True):
+        help_text = rec["help"]
+        if help_text is None and rec["suggest"] is not None and rec["value"] is not None:
+            guess = did_you_mean(rec["value"], _VOCABULARY[rec["suggest"]])
+            if guess is not None:
+                help_text = f"did you mean `{guess}`?"
+            else:
+                help_text = "expected one of " + ", ".join(
+                    f"`{v}`" for v in _VOCABULARY[rec["suggest"]]
+                )
+        shown.append(
+            Diagnostic(
+                rec["code"],
+                rec["message"],
+                Span.point(rec["row"], 0),
+                file=file,
+                help=help_text,
+                severity=severity,
+            )
+        )
+    return Collected(tuple(shown), counted + len(whole_file))
+
+
+def more_problems(file: str, collected: Collected, limit: int) -> Diagnostic:
+    """The whole-file note that says how many problems were found and how many are shown."""
+    return Diagnostic(
+        "T019",
+        f"found {collected.total:,} problems; the first {len(collected.shown):,} are shown",
+        NO_SPAN,
+        file=file,
+        help=f"pass `--max-problems N` to see more (now {limit:,})",
+    )
+
+
+def backticked(expr: pl.Expr) -> pl.Expr:
+    """``expr`` as text in backticks (`null` shown as `none`)."""
+    return pl.concat_str(pl.lit("`"), expr.cast(pl.String).fill_null("none"), pl.lit("`"))

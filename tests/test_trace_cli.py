@@ -1,0 +1,180 @@
+"""`contractlang trace validate|facts|generate`: exit codes, output, files written."""
+
+from __future__ import annotations
+
+import ast as pyast
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+import typer
+from typer.testing import CliRunner, Result
+
+from contractlang.cli import trace as trace_cli
+from contractlang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = "run_id,alloc_id,ts,source,event,gpus,step"
+VALID = [
+    "r1,,2025-01-01T00:00:00Z,scheduler,requested,,",
+    "r1,a1,2025-01-01T00:05:00Z,scheduler,started,8,",
+    "r1,,2025-01-01T00:35:00Z,job,checkpoint,,100",
+    "r1,a1,2025-01-01T00:50:00Z,scheduler,reclaimed,,130",
+    "r1,,2025-01-01T01:00:00Z,job,accepted,,",
+]
+
+
+def app() -> typer.Typer:
+    # only the `trace` commands, so these tests do not depend on other command modules
+    root = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+    @root.callback()
+    def _root() -> None:
+        """contractlang (trace only)"""
+
+    trace_cli.register(root)
+    return root
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(app(), ["trace", *args])
+
+
+def csv(tmp_path: Path, rows: list[str], name: str = "t.csv") -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join([HEADER, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def no_traceback(result: Result) -> None:
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_trace_is_a_registered_command() -> None:
+    tree = pyast.parse((ROOT / "contractlang" / "cli" / "app.py").read_text(encoding="utf-8"))
+    (commands,) = [
+        node.value
+        for node in tree.body
+        if isinstance(node, pyast.AnnAssign)
+        and isinstance(node.target, pyast.Name)
+        and node.target.id == "COMMANDS"
+    ]
+    assert "trace" in pyast.literal_eval(commands)
+
+
+def test_validate_a_valid_trace_exits_0_with_a_summary(tmp_path: Path) -> None:
+    result = run("validate", str(csv(tmp_path, VALID)))
+    no_traceback(result)
+    assert result.exit_code == 0
+    lines = {line.split()[0] + " " + line.split()[1]: line for line in result.stdout.splitlines()}
+    assert lines["rows read"].split()[2] == "5"
+    assert lines["lost GPU-hours"].split()[2] == "2.00"  # 8 GPUs × (50 − 35) min = 2 h
+    assert result.stderr == ""
+
+
+def test_validate_an_invalid_trace_exits_2_naming_the_row(tmp_path: Path) -> None:
+    rows = list(VALID)
+    rows[1] = rows[1].replace(",8,", ",-8,")
+    rows.append("r1,a1,2025-01-01T00:06:00Z,scheduler,strated,,")
+    result = run("validate", str(csv(tmp_path, rows)))
+    no_traceback(result)
+    assert result.exit_code == 2
+    path = tmp_path / "t.csv"
+    assert f"{path}: row 2: error[T011]: `gpus` must be positive, not `-8`" in result.stderr
+    assert f"{path}: row 6: error[T004]: unknown event `strated`" in result.stderr
+    assert "help: did you mean `started`?" in result.stderr
+    assert result.stdout == ""
+
+
+def test_validate_json(tmp_path: Path) -> None:
+    result = run("validate", str(csv(tmp_path, VALID)), "--format", "json")
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["valid"] is True
+    assert doc["summary"]["rows_read"] == 5
+    assert doc["summary"]["facts"]["lost_gpu_hours"] == "2.000000"
+    assert str(tmp_path) not in result.stdout  # no paths: the same trace, the same bytes
+    again = run("validate", str(csv(tmp_path, VALID, "u.csv")), "--format", "json")
+    assert again.stdout == result.stdout
+
+
+def test_validate_json_on_an_invalid_trace(tmp_path: Path) -> None:
+    result = run("validate", str(csv(tmp_path, VALID[:2])), "--format", "json")
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert [(d["code"], d["line"]) for d in doc["diagnostics"]] == [("T014", 2)]
+
+
+def test_open_at_closes_open_allocations(tmp_path: Path) -> None:
+    path = csv(tmp_path, VALID[:3])
+    assert run("validate", str(path)).exit_code == 2
+    result = run("validate", str(path), "--open-at", "2025-01-01T02:00:00+00:00")
+    assert result.exit_code == 0, result.output
+    assert "1 closed at --open-at" in result.stdout
+
+
+@pytest.mark.parametrize("value", ["2025-01-01T02:00:00", "soon"])
+def test_a_bad_open_at_exits_2(tmp_path: Path, value: str) -> None:
+    result = run("validate", str(csv(tmp_path, VALID)), "--open-at", value)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "--open-at" in result.stderr
+
+
+def test_max_problems(tmp_path: Path) -> None:
+    rows = [f"r1,,2025-01-01T00:{m:02d}:00Z,job,progres,," for m in range(30)]
+    result = run("validate", str(csv(tmp_path, rows)), "--max-problems", "5")
+    assert result.exit_code == 2
+    assert result.stderr.count("error[T004]") == 5
+    assert "found 30 problems; the first 5 are shown" in result.stderr
+
+
+def test_unreadable_trace_exits_2(tmp_path: Path) -> None:
+    result = run("validate", str(tmp_path / "missing.parquet"))
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "error[T017]: cannot read" in result.stderr
+
+
+def test_facts_writes_both_tables(tmp_path: Path) -> None:
+    out, runs = tmp_path / "facts.parquet", tmp_path / "runs.csv"
+    result = run("facts", str(csv(tmp_path, VALID)), "--out", str(out), "--runs-out", str(runs))
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    allocations = pl.read_parquet(out)
+    assert dict(allocations.schema) == ALLOCATION_SCHEMA
+    assert allocations["replayed_time"].item().total_seconds() == 900  # 50 − 35 minutes
+    table = pl.read_csv(runs, infer_schema=False)
+    assert table.columns == list(RUN_SCHEMA)
+    assert table["lost_gpu_time"].item() == "7200.000000"  # seconds: 8 × 900
+    assert f"wrote the run facts to {runs}" in result.stderr
+
+
+def test_facts_rejects_an_unknown_output_format(tmp_path: Path) -> None:
+    result = run("facts", str(csv(tmp_path, VALID)), "--out", str(tmp_path / "f.xlsx"))
+    no_traceback(result)
+    assert result.exit_code == 2
+
+
+def test_generate_is_deterministic_and_valid(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    first = run("generate", "--runs", "20", "--seed", "3", "--out", str(a))
+    assert first.exit_code == 0, first.output
+    assert first.stderr.startswith("wrote ")
+    assert run("generate", "--runs", "20", "--seed", "3", "--out", str(b)).exit_code == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert run("validate", str(a)).exit_code == 0
+
+
+def test_generate_csv_and_bad_paths(tmp_path: Path) -> None:
+    path = tmp_path / "g.csv"
+    assert run("generate", "--runs", "3", "--out", str(path)).exit_code == 0
+    assert run("validate", str(path)).exit_code == 0
+    bad = run("generate", "--runs", "3", "--out", str(tmp_path / "g.txt"))
+    no_traceback(bad)
+    assert bad.exit_code == 2
+    naive = run("generate", "--runs", "3", "--start", "2025-01-01", "--out", str(path))
+    assert naive.exit_code == 2
+    assert "has no UTC offset" in naive.stderr
