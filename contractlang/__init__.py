@@ -3,9 +3,43 @@
 The Python API mirrors the command line::
 
     import contractlang
-    result = contractlang.parse(text, "terms.spot")     # AST + syntax diagnostics
+
+    parsed = contractlang.parse(text, "terms.spot")   # AST + syntax diagnostics
+    checked = contractlang.check(parsed.file)         # names, units, types, stages
+    result = contractlang.evaluate(["terms.spot"], "trace.parquet")
+    result.verdict, result.contracts[0].ledger()
 """
 
 from __future__ import annotations
 
+from contractlang.check import CheckResult, check
+from contractlang.errors import ContractlangError, ExitCode
+from contractlang.evaluate import ContractResult, Evaluation, evaluate, evaluate_facts
+from contractlang.fmt import format_file, format_source
+from contractlang.parse import ParseResult, parse, parse_path
+from contractlang.terms import Terms, load_terms, terms_from_text
+from contractlang.trace import derive_facts, generate_trace, load_trace
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "CheckResult",
+    "ContractResult",
+    "ContractlangError",
+    "Evaluation",
+    "ExitCode",
+    "ParseResult",
+    "Terms",
+    "check",
+    "derive_facts",
+    "evaluate",
+    "evaluate_facts",
+    "format_file",
+    "format_source",
+    "generate_trace",
+    "load_terms",
+    "load_trace",
+    "parse",
+    "parse_path",
+    "terms_from_text",
+]

@@ -16,7 +16,7 @@ app = typer.Typer(
 )
 
 #: Command modules; each defines ``register(app)``.
-COMMANDS: list[str] = []
+COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "trace"]
 
 for _name in COMMANDS:
     importlib.import_module(f"contractlang.cli.{_name}").register(app)

@@ -1,0 +1,257 @@
+"""One contract applied to every allocation: steps (2)–(7a) of design §6.
+
+(2) whole-allocation exclusions, (3) duration exclusions, (4) increment and minimum,
+(5) first matching rate → ``charge`` (and ``replayed_cost``), (6) credits, (7a) allocation caps.
+The result extends the allocation facts with one column per term, so the ledger, the run sums
+and ``explain`` read the same numbers. Money before rounding is ``Decimal(38, 20)``; each ledger
+line is rounded once into integer *minor units* (cents), and everything after — pools, caps,
+sums — is exact integer arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+import polars as pl
+
+from contractlang import ast
+from contractlang.compile import (
+    MICROS,
+    MONEY_SCALE,
+    Env,
+    Val,
+    compile_expr,
+    condition,
+    constant,
+    dec,
+    mul,
+    to_micros,
+    to_money,
+)
+from contractlang.errors import InternalError
+from contractlang.settings import Settings, floor_minor
+
+TermKind = Literal["charge", "exclusion", "credit", "cap"]
+
+
+@dataclass(frozen=True)
+class Term:
+    """A clause that produces ledger lines, and the column that holds its per-row amount
+    (minor units for money terms, microseconds for duration exclusions)."""
+
+    kind: TermKind
+    label: str  # the exclusion/credit name, or the clause as written for rates and caps
+    line: int | None
+    column: str
+    index: int = 0
+    clause: ast.Clause | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class AllocationPlan:
+    """The terms of a contract at allocation level, in evaluation order."""
+
+    whole_exclusions: tuple[Term, ...]
+    duration_exclusions: tuple[Term, ...]
+    rates: tuple[Term, ...]
+    credits: tuple[Term, ...]
+    caps: tuple[Term, ...]
+
+
+def term_label(clause: ast.Clause, source_text: str | None) -> str:
+    match clause:
+        case ast.ExcludeAllocation(name=n) | ast.ExcludeDuration(name=n) | ast.Credit(name=n):
+            return n
+    if source_text and clause.span.end_pos > clause.span.start_pos:
+        return " ".join(source_text[clause.span.start_pos : clause.span.end_pos].split())
+    return type(clause).__name__.lower()
+
+
+def minor_units(expr: pl.Expr, s: Settings) -> pl.Expr:
+    """Round a high-precision amount once, to the currency's minor unit, as an integer."""
+    rounded = expr.round(s.precision, mode=s.polars_round_mode)  # type: ignore[arg-type]
+    return (rounded * pl.lit(s.minor, dtype=dec(0))).cast(pl.Int64)
+
+
+def micros_val(column: str) -> Val:
+    return Val(pl.col(column).cast(dec(0)), "num", 0, MICROS)
+
+
+def apply_contract(
+    facts: pl.LazyFrame, contract: ast.Contract, s: Settings, source_text: str | None
+) -> tuple[pl.LazyFrame, AllocationPlan]:
+    """Extend the allocation facts with the contract's allocation-level columns.
+
+    Columns added: ``runtime_us``; ``excluded_by`` (index of the whole-allocation exclusion
+    that applies, or null); ``excl_<j>_us`` per duration exclusion; ``billable_us`` and
+    ``billable_time``; ``rate_index`` and ``price_per_gpu_hour`` of the rate that applies;
+    ``charge`` and ``replayed_cost`` (Decimal 38,20);
+    ``charge_minor``; ``credit_<m>`` (Decimal 38,20, null where the credit does not apply) and
+    ``credit_<m>_minor``; ``credit_negative`` (credits computed below zero, counted as 0);
+    ``cap_<c>_minor`` per allocation cap; ``credit_pool_minor`` after allocation caps.
+    """
+
+    def label(c: ast.Clause) -> str:
+        return term_label(c, source_text)
+
+    schema = dict(facts.collect_schema())
+    env = Env(columns=schema, promises=s.promise_exprs, computed={})
+
+    whole = [c for c in contract.clauses if isinstance(c, ast.ExcludeAllocation)]
+    durs = [c for c in contract.clauses if isinstance(c, ast.ExcludeDuration)]
+    rates = [c for c in contract.clauses if isinstance(c, ast.Rate)]
+    credits = [c for c in contract.clauses if isinstance(c, ast.Credit)]
+    caps = [c for c in contract.clauses if isinstance(c, ast.Cap) and c.level == "allocation"]
+
+    # (2) whole-allocation exclusions: the first that applies names the line
+    excluded_by: pl.Expr = pl.lit(None, dtype=pl.Int32)
+    for i in reversed(range(len(whole))):
+        excluded_by = (
+            pl.when(condition(whole[i].when, env)).then(pl.lit(i, pl.Int32)).otherwise(excluded_by)
+        )
+    lf = facts.with_columns(
+        runtime_us=pl.col("runtime").dt.total_microseconds(), excluded_by=excluded_by
+    )
+
+    # (3) duration exclusions, in file order, each taking what remains (never below 0)
+    lf = lf.with_columns(
+        remaining_us=pl.when(pl.col("excluded_by").is_null())
+        .then(pl.col("runtime_us"))
+        .otherwise(0)
+    )
+    dur_terms = []
+    for j, x in enumerate(durs):
+        col = f"excl_{j}_us"
+        wanted = to_micros(compile_expr(x.duration, env)).fill_null(0).clip(lower_bound=0)
+        applies = condition(x.when, env)
+        removed = pl.when(applies).then(pl.min_horizontal(wanted, pl.col("remaining_us")))
+        lf = lf.with_columns(removed.otherwise(0).alias(col)).with_columns(
+            remaining_us=pl.col("remaining_us") - pl.col(col)
+        )
+        dur_terms.append(Term("exclusion", label(x), x.span.line, col, j, x))
+
+    # (4) increment and minimum on what remains
+    inc, minimum = s.increment_us, s.minimum_us
+    rounded = ((pl.col("remaining_us") + (inc - 1)) // inc) * inc
+    billable = (
+        pl.when(pl.col("excluded_by").is_not_null() | (rounded <= 0))
+        .then(0)
+        .otherwise(pl.max_horizontal(rounded, pl.lit(minimum, pl.Int64)))
+    )
+    lf = lf.with_columns(billable_us=billable).with_columns(
+        billable_time=pl.duration(microseconds=pl.col("billable_us"))
+    )
+    env = Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs, computed={})
+
+    # (5) the first rate whose condition holds and whose price is not none
+    gpus = Val(pl.col("gpus").cast(dec(0)), "num", 0)
+    replay_us = pl.min_horizontal(
+        pl.col("replayed_time").dt.total_microseconds(), pl.col("billable_us")
+    )
+    rate_index: pl.Expr = pl.lit(None, dtype=pl.Int32)
+    unit_price: pl.Expr = pl.lit(None, dtype=dec(MONEY_SCALE))
+    charge: pl.Expr = pl.lit(None, dtype=dec(MONEY_SCALE))
+    replayed: pl.Expr = pl.lit(None, dtype=dec(MONEY_SCALE))
+    rate_terms = []
+    for k in reversed(range(len(rates))):
+        r = rates[k]
+        price = compile_expr(r.price, env)
+        ok = condition(r.when, env) & price.expr.is_not_null()
+        per_gpu = mul(price, gpus)
+        c_k = to_money(mul(per_gpu, micros_val("billable_us")))
+        r_k = to_money(mul(per_gpu, Val(replay_us.cast(dec(0)), "num", 0, MICROS)))
+        rate_index = pl.when(ok).then(pl.lit(k, pl.Int32)).otherwise(rate_index)
+        per_gpu_hour = Val(price.expr, "num", price.scale, price.factor * 3600)
+        unit_price = pl.when(ok).then(to_money(per_gpu_hour)).otherwise(unit_price)
+        charge = pl.when(ok).then(c_k).otherwise(charge)
+        replayed = pl.when(ok).then(r_k).otherwise(replayed)
+        rate_terms.append(Term("charge", label(r), r.span.line, "charge_minor", k, r))
+    rate_terms.reverse()
+    lf = lf.with_columns(
+        rate_index=rate_index,
+        price_per_gpu_hour=unit_price,
+        charge=charge,
+        replayed_cost=replayed,
+    )
+    lf = lf.with_columns(charge_minor=minor_units(pl.col("charge"), s).fill_null(0))
+    env = Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs, computed={})
+
+    # (6) credits: each a money amount where its condition holds; below zero counts as zero
+    credit_terms = []
+    negatives: list[pl.Expr] = []
+    for m, c in enumerate(credits):
+        col = f"credit_{m}"
+        amount = to_money(compile_expr(c.amount, env))
+        value = pl.when(condition(c.when, env)).then(amount).otherwise(None)
+        lf = lf.with_columns(value.alias(col))
+        negatives.append((pl.col(col) < 0).fill_null(False).cast(pl.Int32))
+        zero = pl.lit(0, dtype=dec(MONEY_SCALE))
+        clipped = pl.max_horizontal(pl.col(col), zero)
+        lf = lf.with_columns(
+            pl.when(pl.col(col).is_null())
+            .then(None)
+            .otherwise(minor_units(clipped, s))
+            .alias(f"{col}_minor")
+        )
+        credit_terms.append(Term("credit", label(c), c.span.line, f"{col}_minor", m, c))
+    pool: pl.Expr = pl.lit(0, pl.Int64)
+    for t in credit_terms:
+        pool = pool + pl.col(t.column).fill_null(0)
+    lf = lf.with_columns(
+        credit_pool_minor=pool,
+        credit_negative=pl.sum_horizontal(negatives) if negatives else pl.lit(0, pl.Int32),
+    )
+
+    # (7a) allocation caps, in file order, each cutting what the previous left
+    cap_terms = []
+    for n, cap in enumerate(caps):
+        col = f"cap_{n}_minor"
+        limit = cap_limit_minor(cap, pl.col("charge_minor"), s)
+        after = pl.min_horizontal(pl.col("credit_pool_minor"), limit)
+        lf = lf.with_columns((pl.col("credit_pool_minor") - after).alias(col)).with_columns(
+            credit_pool_minor=pl.col("credit_pool_minor") - pl.col(col)
+        )
+        cap_terms.append(Term("cap", label(cap), cap.span.line, col, n, cap))
+
+    plan = AllocationPlan(
+        whole_exclusions=tuple(
+            Term("exclusion", label(x), x.span.line, "excluded_by", i, x)
+            for i, x in enumerate(whole)
+        ),
+        duration_exclusions=tuple(dur_terms),
+        rates=tuple(rate_terms),
+        credits=tuple(credit_terms),
+        caps=tuple(cap_terms),
+    )
+    return lf, plan
+
+
+def cap_percent(cap: ast.Cap) -> Fraction | None:
+    """For ``cap credits at X% of gross``, X/100; None for a money limit."""
+    if isinstance(cap.limit, ast.PercentOf):
+        return Fraction(cap.limit.percent.value) / 100
+    return None
+
+
+def cap_limit_minor(cap: ast.Cap, gross_minor: pl.Expr, s: Settings) -> pl.Expr:
+    """A cap's limit in minor units, rounded down: a money amount, or X% of ``gross_minor``."""
+    pct = cap_percent(cap)
+    if pct is not None:
+        return (gross_minor * pct.numerator) // pct.denominator
+    value = constant(cap.limit)
+    if value is None:
+        raise InternalError("a checked cap limit evaluated to none")
+    return pl.lit(floor_minor(value, s.minor), pl.Int64)
+
+
+def cap_limit_value(cap: ast.Cap, gross_minor: int, s: Settings) -> int:
+    """The same as :func:`cap_limit_minor` for one number (run, month and contract pools)."""
+    pct = cap_percent(cap)
+    if pct is not None:
+        return (gross_minor * pct.numerator) // pct.denominator
+    value = constant(cap.limit)
+    if value is None:
+        raise InternalError("a checked cap limit evaluated to none")
+    return floor_minor(value, s.minor)

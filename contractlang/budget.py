@@ -1,0 +1,282 @@
+"""Budgets: each `require` measured over the runs of one contract, exactly.
+
+Aggregates (design §5) run over runs and skip none: ``mean``, ``sum``, ``min``, ``max``,
+``share(cond)`` (runs where cond is true ÷ runs where it is not none), ``count(cond)`` and ``pN``
+(linear interpolation between closest ranks, numpy's default). Over an empty set they are none
+(``count`` is 0), and a requirement on none is "not measurable" and not met. Everything is
+computed with Python ``Fraction``s from the exact decimals of the runs table — no float.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Literal
+
+import polars as pl
+
+from contractlang import ast
+from contractlang.compile import Env, compile_expr
+from contractlang.errors import InternalError
+from contractlang.types import UNITS, is_currency_code
+
+Verdict = Literal["met", "not met", "not measurable"]
+AGGREGATES = {"mean", "sum", "min", "max", "share", "count"}
+_PERCENTILE = re.compile(r"^p(\d{1,3})$")
+
+Value = Fraction | bool | None
+
+
+def is_aggregate(call: ast.Call) -> bool:
+    return (call.func in AGGREGATES and len(call.args) == 1) or bool(_PERCENTILE.match(call.func))
+
+
+def has_aggregate(e: ast.Expr) -> bool:
+    return any(isinstance(n, ast.Call) and is_aggregate(n) for n in ast.walk(e))
+
+
+@dataclass(frozen=True)
+class DisplayUnit:
+    """How a requirement's value and limit are shown: in the unit its limit is written in."""
+
+    label: str
+    factor: Fraction  # base units per displayed unit
+    kind: Literal["money", "percent", "plain", "quantity"]
+
+
+@dataclass(frozen=True)
+class RequirementResult:
+    text: str
+    line: int
+    op: str
+    value: Fraction | None
+    limit: Fraction
+    unit: DisplayUnit
+    verdict: Verdict
+
+    @property
+    def margin(self) -> Fraction | None:
+        """How far the value is inside (positive) or outside (negative) its limit."""
+        if self.value is None:
+            return None
+        if self.op in ("<", "<="):
+            return self.limit - self.value
+        if self.op in (">", ">="):
+            return self.value - self.limit
+        return -abs(self.value - self.limit) if self.op == "==" else abs(self.value - self.limit)
+
+    @property
+    def met(self) -> bool:
+        return self.verdict == "met"
+
+
+@dataclass(frozen=True)
+class BudgetResult:
+    name: str
+    line: int
+    requirements: tuple[RequirementResult, ...]
+
+    @property
+    def met(self) -> bool:
+        return all(r.met for r in self.requirements)
+
+    @property
+    def headline(self) -> RequirementResult | None:
+        return self.requirements[0] if self.requirements else None
+
+
+def budget_currencies(budget: ast.Budget) -> list[tuple[str, ast.Quantity]]:
+    """Money literals in a budget, with their currency codes (for the E402 check)."""
+    out = []
+    for req in budget.requires:
+        for node in ast.walk(req.expr):
+            if isinstance(node, ast.Quantity) and is_currency_code(node.unit):
+                out.append((node.unit, node))
+    return out
+
+
+def evaluate_budget(
+    budget: ast.Budget, runs: pl.DataFrame, source_text: str | None
+) -> BudgetResult:
+    env = Env(columns=dict(runs.schema), promises={}, computed={})
+    results = []
+    for req in budget.requires:
+        if not isinstance(req.expr, ast.Compare):
+            raise InternalError("a checked `require` is not a comparison")
+        cmp = req.expr
+        left_is_value = has_aggregate(cmp.left)
+        value_side, limit_side = (cmp.left, cmp.right) if left_is_value else (cmp.right, cmp.left)
+        op = cmp.op if left_is_value else _FLIP[cmp.op]
+        value = _number(_eval(value_side, runs, env))
+        limit = _number(_eval(limit_side, runs, env))
+        if limit is None:
+            raise InternalError("a budget limit evaluated to none")
+        if value is None:
+            verdict: Verdict = "not measurable"
+        else:
+            verdict = "met" if _OPS[op](value, limit) else "not met"
+        text = _text(req, source_text)
+        results.append(
+            RequirementResult(
+                text, req.span.line, op, value, limit, display_unit(limit_side), verdict
+            )
+        )
+    return BudgetResult(budget.name, budget.span.line, tuple(results))
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+_OPS = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+def _text(req: ast.Require, source_text: str | None) -> str:
+    e = req.expr
+    if source_text and e.span.end_pos > e.span.start_pos:
+        return " ".join(source_text[e.span.start_pos : e.span.end_pos].split())
+    return "require"
+
+
+def _number(v: Value) -> Fraction | None:
+    if isinstance(v, bool):
+        return Fraction(int(v))
+    return v
+
+
+def display_unit(limit: ast.Expr) -> DisplayUnit:
+    for node in ast.walk(limit):
+        if isinstance(node, ast.Percent):
+            return DisplayUnit("%", Fraction(1, 100), "percent")
+        if isinstance(node, ast.Quantity):
+            if is_currency_code(node.unit):
+                return DisplayUnit(node.unit, Fraction(1), "money")
+            unit = UNITS.get(node.unit)
+            if unit is not None:
+                label = node.unit if node.unit.endswith("s") else node.unit + "s"
+                return DisplayUnit(label, unit.factor, "quantity")
+    return DisplayUnit("", Fraction(1), "plain")
+
+
+# --------------------------------------------------------------------------- interpretation
+
+
+def _eval(e: ast.Expr, runs: pl.DataFrame, env: Env) -> Value:
+    """Interpret a budget-level expression: literals, arithmetic, aggregates."""
+    if isinstance(e, ast.Call) and is_aggregate(e):
+        return aggregate(e, runs, env)
+    if isinstance(e, ast.Bool):
+        return e.value
+    if isinstance(e, ast.NoneLit):
+        return None
+    if isinstance(e, ast.Call) and e.func == "coalesce":
+        for arg in e.args:
+            got = _eval(arg, runs, env)
+            if got is not None:
+                return got
+        return None
+    nums = [_number(_eval(c, runs, env)) for c in _operands(e)]
+    if any(n is None for n in nums):
+        return None
+    xs = [n for n in nums if n is not None]
+    return _arith(e, xs)
+
+
+def _operands(e: ast.Expr) -> tuple[ast.Expr, ...]:
+    match e:
+        case ast.Per(amount=a) | ast.Unary(operand=a):
+            return (a,)
+        case ast.PercentOf(operand=o):
+            return (o,)
+        case ast.Binary(left=lhs, right=rhs):
+            return (lhs, rhs)
+        case ast.Call(args=args):
+            return args
+    return ()
+
+
+def _arith(e: ast.Expr, xs: list[Fraction]) -> Fraction | None:
+    match e:
+        case ast.Number(value=v):
+            return Fraction(v)
+        case ast.Percent(value=v):
+            return Fraction(v) / 100
+        case ast.Quantity(value=v, unit=u):
+            unit = UNITS.get(u)
+            return Fraction(v) * (unit.factor if unit else 1)
+        case ast.Per(unit=u):
+            return xs[0] / UNITS[u].factor
+        case ast.PercentOf(percent=p):
+            return Fraction(p.value) / 100 * xs[0]
+        case ast.Unary(op="-"):
+            return -xs[0]
+        case ast.Binary(op="+"):
+            return xs[0] + xs[1]
+        case ast.Binary(op="-"):
+            return xs[0] - xs[1]
+        case ast.Binary(op="*"):
+            return xs[0] * xs[1]
+        case ast.Binary(op="/"):
+            return None if xs[1] == 0 else xs[0] / xs[1]
+        case ast.Call(func="min"):
+            return min(xs)
+        case ast.Call(func="max"):
+            return max(xs)
+    raise InternalError(f"cannot evaluate {type(e).__name__} at budget level")
+
+
+def column_values(
+    arg: ast.Expr, runs: pl.DataFrame, env: Env
+) -> tuple[list[Fraction], list[bool | None]]:
+    """The per-run values of an aggregate's argument: numbers (exact) or booleans."""
+    val = compile_expr(arg, env)
+    series = runs.select(val.expr.alias("v")).to_series()
+    if val.kind == "bool":
+        return [], series.to_list()
+    nums = [Fraction(Decimal(x)) * val.factor for x in series.drop_nulls().to_list()]
+    return nums, []
+
+
+def aggregate(call: ast.Call, runs: pl.DataFrame, env: Env) -> Value:
+    arg = call.args[0]
+    if call.func in ("share", "count"):
+        _, flags = column_values(arg, runs, env)
+        true = sum(1 for f in flags if f is True)
+        known = sum(1 for f in flags if f is not None)
+        if call.func == "count":
+            return Fraction(true)
+        return None if known == 0 else Fraction(true, known)
+    nums, _ = column_values(arg, runs, env)
+    if not nums:
+        return None
+    if call.func == "mean":
+        return sum(nums, Fraction(0)) / len(nums)
+    if call.func == "sum":
+        return sum(nums, Fraction(0))
+    if call.func == "min":
+        return min(nums)
+    if call.func == "max":
+        return max(nums)
+    m = _PERCENTILE.match(call.func)
+    if m is None:
+        raise InternalError(f"unknown aggregate `{call.func}`")
+    return percentile(sorted(nums), Fraction(int(m.group(1)), 100))
+
+
+def percentile(ordered: list[Fraction], q: Fraction) -> Fraction:
+    """Linear interpolation between closest ranks (numpy's default).
+
+    >>> percentile([Fraction(10), Fraction(20), Fraction(30), Fraction(40)], Fraction(95, 100))
+    Fraction(77, 2)
+    """
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)

@@ -1,0 +1,81 @@
+"""`contractlang evaluate TERMS… TRACE`: the ledger, per-run figures, metrics and verdicts."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from contractlang.cli.common import OutputFormat, err, exit_with, guarded, out, print_diagnostics
+from contractlang.cli.inputs import (
+    check_table_path,
+    parse_open_at,
+    progress_status,
+    split_terms_and_trace,
+    write_table,
+)
+from contractlang.errors import ExitCode
+from contractlang.evaluate import Evaluation, evaluate
+from contractlang.render.json_report import render_json
+from contractlang.render.terminal import render_summary
+
+
+def exit_code(result: Evaluation) -> ExitCode:
+    return ExitCode.NOT_MET if result.verdict == "not met" else ExitCode.OK
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("evaluate")
+    @guarded()
+    def evaluate_cmd(
+        paths: Annotated[
+            list[Path],
+            typer.Argument(help="Terms files (.spot), then the trace (.parquet, .csv, .ndjson)."),
+        ],
+        fmt: Annotated[
+            OutputFormat, typer.Option("--format", help="text for people, json for tools")
+        ] = OutputFormat.text,
+        ledger: Annotated[
+            Path | None, typer.Option(help="Write the line items (.parquet or .csv).")
+        ] = None,
+        runs: Annotated[
+            Path | None, typer.Option(help="Write the per-run table (.parquet or .csv).")
+        ] = None,
+        contract: Annotated[
+            list[str] | None, typer.Option(help="Evaluate only this contract (repeatable).")
+        ] = None,
+        open_at: Annotated[
+            str | None,
+            typer.Option(help="Close allocations still open at this ISO 8601 time, as released."),
+        ] = None,
+    ) -> None:
+        """Apply contract terms to a usage trace: ledger, per-run figures, budget verdicts.
+
+        Exit codes: 0 every budget met (or none given), 1 a budget not met, 2 bad input,
+        3 internal error.
+        """
+        terms, trace = split_terms_and_trace(paths)
+        check_table_path(ledger, "--ledger")
+        check_table_path(runs, "--runs")
+        with progress_status() as step:
+            result = evaluate(
+                terms, trace, open_at=parse_open_at(open_at), progress=step, contracts=contract
+            )
+            if ledger is not None:
+                step("writing the ledger")
+                write_table(result.ledger(), ledger)
+            if runs is not None:
+                step("writing the per-run table")
+                write_table(result.runs_table(), runs)
+        warnings = [*result.warnings, *(w for c in result.contracts for w in c.warnings)]
+        if fmt is OutputFormat.json:
+            sys.stdout.write(render_json(result))
+        else:
+            print_diagnostics(warnings, {}, OutputFormat.text)
+            render_summary(result, out)
+            for path, what in ((ledger, "ledger"), (runs, "per-run table")):
+                if path is not None:
+                    err.print(f"wrote the {what} to {path}", markup=False)
+        exit_with(exit_code(result))

@@ -1,0 +1,86 @@
+"""Command-line inputs shared by `evaluate`, `explain` and `compare`: terms files followed by a
+trace, `--open-at`, and output paths checked before any work starts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from contractlang.cli.common import err
+from contractlang.diagnostics import NO_SPAN, error
+from contractlang.errors import ContractlangError
+
+TABLE_SUFFIXES = (".parquet", ".csv")
+
+
+def usage_error(message: str, help: str | None = None) -> ContractlangError:
+    return ContractlangError([error("E001", message, NO_SPAN, file="contractlang", help=help)])
+
+
+def split_terms_and_trace(paths: Sequence[Path]) -> tuple[list[Path], Path]:
+    """`TERMS… TRACE`: every argument but the last is a terms file, the last is the trace."""
+    if len(paths) < 2:
+        raise usage_error(
+            "expected one or more terms files and then a trace",
+            help="for example: contractlang evaluate rulesets/aws-ec2-spot-linux.spot "
+            "examples/trace.parquet",
+        )
+    *terms, trace = paths
+    for t in terms:
+        if t.suffix != ".spot":
+            raise usage_error(
+                f"`{t}` is not a `.spot` terms file",
+                help="terms files come first and end in `.spot`; the trace comes last",
+            )
+    return terms, trace
+
+
+def parse_open_at(value: str | None) -> datetime | None:
+    """`--open-at`: an ISO 8601 timestamp with an offset (naive times are ambiguous)."""
+    if value is None:
+        return None
+    try:
+        ts = datetime.fromisoformat(value)
+    except ValueError:
+        raise usage_error(
+            f"`--open-at {value}` is not an ISO 8601 timestamp",
+            help="write it with an offset, e.g. 2026-03-31T23:59:59Z",
+        ) from None
+    if ts.tzinfo is None:
+        raise usage_error(
+            f"`--open-at {value}` has no UTC offset",
+            help="add `Z` or an offset such as `+00:00`",
+        )
+    return ts
+
+
+def check_table_path(path: Path | None, flag: str) -> None:
+    if path is None:
+        return
+    if path.suffix.lower() not in TABLE_SUFFIXES:
+        raise usage_error(
+            f"`{flag} {path}`: the file must end in `.parquet` or `.csv`",
+        )
+    if not path.parent.exists():
+        raise usage_error(f"`{flag} {path}`: the folder `{path.parent}` does not exist")
+
+
+def write_table(frame: pl.DataFrame, path: Path) -> None:
+    if path.suffix.lower() == ".csv":
+        frame.write_csv(path)
+    else:
+        frame.write_parquet(path)
+
+
+@contextmanager
+def progress_status(enabled: bool = True) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr (only on a terminal) that each phase updates."""
+    if not enabled or not err.is_terminal:
+        yield lambda _msg: None
+        return
+    with err.status("starting…") as status:
+        yield lambda msg: status.update(msg + "…")

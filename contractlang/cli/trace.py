@@ -1,0 +1,261 @@
+"""`contractlang trace validate|facts|generate`: check a trace, derive its facts, make one.
+
+contractlang trace validate trace.parquet            # exit 0 valid, 2 invalid
+contractlang trace facts trace.parquet --out facts.parquet --runs-out runs.parquet
+contractlang trace generate --runs 200 --seed 1 --out examples/trace.parquet
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import polars as pl
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from contractlang.cli.common import OutputFormat, err, guarded, out, print_diagnostics
+from contractlang.cli.inputs import (
+    check_table_path,
+    parse_open_at,
+    progress_status,
+    usage_error,
+    write_table,
+)
+from contractlang.trace import derive_facts, generate_trace, load_trace, summarize, write_trace
+from contractlang.trace.load import Trace
+from contractlang.trace.schema import TraceSummary
+
+TRACE_SUFFIXES = (".parquet", ".pq", ".csv", ".ndjson", ".jsonl")
+
+TraceArg = Annotated[
+    Path, typer.Argument(help="The trace (.parquet, .csv, .ndjson).", show_default=False)
+]
+OpenAt = Annotated[
+    str | None,
+    typer.Option(
+        "--open-at",
+        help="Close allocations still open at this ISO 8601 time (with an offset), as released.",
+    ),
+]
+Format = Annotated[OutputFormat, typer.Option("--format", help="text for people, json for tools")]
+MaxProblems = Annotated[
+    int, typer.Option("--max-problems", min=1, help="Show at most this many problems.")
+]
+
+
+def register(app: typer.Typer) -> None:
+    trace_app = typer.Typer(
+        name="trace",
+        help="Validate a usage trace, derive its facts, or generate a realistic one.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+
+    @trace_app.command("validate")
+    @guarded()
+    def validate_cmd(
+        trace: TraceArg,
+        open_at: OpenAt = None,
+        fmt: Format = OutputFormat.text,
+        max_problems: MaxProblems = 50,
+    ) -> None:
+        """Check every rule of the trace schema and print a summary.
+
+        Exit codes: 0 valid, 2 invalid (every problem with its row and rule), 3 internal error.
+        """
+        loaded, summary = _load_and_summarize(trace, open_at, max_problems)
+        _report(loaded, summary, fmt, {})
+
+    @trace_app.command("facts")
+    @guarded()
+    def facts_cmd(
+        trace: TraceArg,
+        *,
+        out_path: Annotated[
+            Path | None,
+            typer.Option("--out", help="Write the per-allocation facts (.parquet or .csv)."),
+        ] = None,
+        runs_out: Annotated[
+            Path | None,
+            typer.Option("--runs-out", help="Write the per-run facts (.parquet or .csv)."),
+        ] = None,
+        open_at: OpenAt = None,
+        fmt: Format = OutputFormat.text,
+        max_problems: MaxProblems = 50,
+    ) -> None:
+        """Derive the facts of every allocation and run; print a summary, write the tables.
+
+        Exit codes: 0 done, 2 invalid trace or bad option, 3 internal error.
+        """
+        check_table_path(out_path, "--out")
+        check_table_path(runs_out, "--runs-out")
+        with progress_status() as step:
+            step("loading the trace")
+            loaded = load_trace(
+                str(trace), open_at=parse_open_at(open_at), max_problems=max_problems
+            )
+            step("deriving facts")
+            allocations, runs = derive_facts(loaded).collect()
+            written = {}
+            if out_path is not None:
+                step("writing allocation facts")
+                write_table(csv_ready(allocations, out_path), out_path)
+                written["allocation facts"] = str(out_path)
+            if runs_out is not None:
+                step("writing run facts")
+                write_table(csv_ready(runs, runs_out), runs_out)
+                written["run facts"] = str(runs_out)
+        _report(loaded, summarize(loaded, runs), fmt, written)
+
+    @trace_app.command("generate")
+    @guarded(fmt_param=None)
+    def generate_cmd(
+        runs: Annotated[int, typer.Option("--runs", min=0, help="How many runs.")],
+        seed: Annotated[int, typer.Option("--seed", min=0, help="Random seed.")] = 0,
+        out_path: Annotated[
+            Path,
+            typer.Option("--out", help="Where to write it (.parquet, .csv or .ndjson)."),
+        ] = Path("trace.parquet"),
+        start: Annotated[
+            str | None,
+            typer.Option("--start", help="Earliest request, ISO 8601 with an offset."),
+        ] = None,
+    ) -> None:
+        """Generate a realistic trace: the same runs and seed give the same bytes.
+
+        Exit codes: 0 written, 2 bad option, 3 internal error.
+        """
+        if out_path.suffix.lower() not in TRACE_SUFFIXES:
+            raise usage_error(
+                f"`--out {out_path}`: the file must end in `.parquet`, `.csv` or `.ndjson`"
+            )
+        if not out_path.parent.exists():
+            raise usage_error(f"`--out {out_path}`: the folder `{out_path.parent}` does not exist")
+        begin = _parse_start(start)
+        with progress_status() as step:
+            step(f"generating {runs:,} runs")
+            frame = generate_trace(runs, seed, start=begin)
+            step(f"writing {out_path}")
+            write_trace(frame, out_path)
+        allocations = frame.filter(frame["event"] == "started").height
+        err.print(
+            f"wrote {frame.height:,} events ({runs:,} runs, {allocations:,} allocations) "
+            f"to {out_path}",
+            markup=False,
+        )
+
+    app.add_typer(trace_app, name="trace")
+
+
+def csv_ready(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
+    """For a `.csv` path, durations become exact seconds with six decimals (CSV has no
+    duration type); other formats keep the frame as it is."""
+    if path.suffix.lower() != ".csv":
+        return frame
+    micro = pl.Decimal(38, 6)
+    return frame.with_columns(
+        (pl.col(c).dt.total_microseconds().cast(micro) / pl.lit(1_000_000, dtype=micro)).alias(c)
+        for c, t in frame.schema.items()
+        if isinstance(t, pl.Duration)
+    )
+
+
+def _parse_start(value: str | None) -> datetime | None:
+    """`--start`: an ISO 8601 timestamp with an offset."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise usage_error(
+            f"`--start {value}` is not an ISO 8601 timestamp",
+            help="write it with an offset, e.g. 2025-01-01T00:00:00Z",
+        ) from None
+    if parsed.tzinfo is None:
+        raise usage_error(
+            f"`--start {value}` has no UTC offset", help="add `Z` or an offset such as `+00:00`"
+        )
+    return parsed
+
+
+def _load_and_summarize(
+    path: Path, open_at: str | None, max_problems: int
+) -> tuple[Trace, TraceSummary]:
+    with progress_status() as step:
+        step("loading the trace")
+        loaded = load_trace(str(path), open_at=parse_open_at(open_at), max_problems=max_problems)
+        step("deriving facts")
+        _, runs = derive_facts(loaded).collect()
+    return loaded, summarize(loaded, runs)
+
+
+def _report(
+    loaded: Trace, summary: TraceSummary, fmt: OutputFormat, written: dict[str, str]
+) -> None:
+    if fmt is OutputFormat.json:
+        doc = summary_json(summary, loaded)
+        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        return
+    print_diagnostics(loaded.warnings, {}, OutputFormat.text)
+    render_summary(summary, loaded.source, out)
+    for what, path in written.items():
+        err.print(f"wrote the {what} to {path}", markup=False)
+
+
+def summary_json(summary: TraceSummary, loaded: Trace) -> dict[str, Any]:
+    """The JSON document of `--format json`: the summary and the warnings, no paths."""
+    doc = summary.model_dump(mode="json")
+    doc["not_used"] = [dict(n) for n in doc["not_used"]]
+    warnings = [w.to_json() for w in loaded.warnings]
+    for w in warnings:
+        w.pop("file", None)
+    return {"version": 1, "valid": True, "summary": doc, "warnings": warnings}
+
+
+def render_summary(summary: TraceSummary, name: str, console: Console) -> None:
+    """The summary as a small two-column table."""
+    table = Table(show_header=False, box=None, pad_edge=False, title=None)
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_column()
+    table.add_row("trace", "", name)
+    table.add_row("rows read", f"{summary.rows_read:,}", "")
+    table.add_row("rows used", f"{summary.rows_used:,}", "")
+    for item in summary.not_used:
+        table.add_row("not used", f"{item.rows:,}", item.reason)
+    facts = summary.facts
+    accepted = f"{facts.accepted_runs:,} accepted" if facts else ""
+    table.add_row("runs", f"{summary.runs:,}", accepted)
+    closed = (
+        f"{summary.closed_at_open_at:,} closed at --open-at" if summary.closed_at_open_at else ""
+    )
+    table.add_row("allocations", f"{summary.allocations:,}", closed)
+    if summary.first_ts and summary.last_ts:
+        table.add_row(
+            "time span",
+            "",
+            f"{summary.first_ts:%Y-%m-%d %H:%M:%S} to {summary.last_ts:%Y-%m-%d %H:%M:%S} UTC",
+        )
+    if facts:
+        table.add_row("reclaims", f"{facts.reclaims:,}", "")
+        table.add_row("failures", f"{facts.failures:,}", "")
+        table.add_row("metered GPU-hours", f"{facts.metered_gpu_hours:,.2f}", "")
+        share = (
+            f"{facts.lost_gpu_hours / facts.metered_gpu_hours:.1%} of metered"
+            if facts.metered_gpu_hours
+            else ""
+        )
+        table.add_row("lost GPU-hours", f"{facts.lost_gpu_hours:,.2f}", share)
+        table.add_row("lost steps", f"{facts.lost_steps:,}", "")
+    if summary.extra_columns:
+        table.add_row("trace columns", "", ", ".join(f"trace.{c}" for c in summary.extra_columns))
+    if summary.warnings:
+        table.add_row("warnings", f"{summary.warnings:,}", "")
+    console.print(table)

@@ -1,0 +1,360 @@
+"""Compile checked AST expressions to exact polars expressions over the facts frames.
+
+One function per AST node kind (:data:`_COMPILERS`); an unknown node is an internal error, never
+a silent default. Numbers are polars ``Decimal`` values whose *scale* the compiler tracks, with an
+exact rational *factor* to base units kept at compile time::
+
+    real value = runtime value × factor        (base units: second, GPU, one currency unit)
+
+so ``2.10 USD per gpu_hour`` is the decimal ``2.10`` with factor ``1/3600`` and ``runtime`` is an
+integer of microseconds with factor ``1/1_000_000``. Products cast first so that polars (which
+rounds a product to the larger input scale) keeps every digit; sums and comparisons bring both
+sides to a common factor with exact integer multipliers; the factor is applied once, by one
+division at scale 20, when a value leaves the compiler (:func:`to_money`, :func:`to_micros`).
+
+Three-valued logic is polars' own: ``&``, ``|`` and ``~`` are Kleene, comparisons with null are
+null. ``x / 0`` is none; scalar ``min``/``max`` with a none argument are none.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Literal
+
+import polars as pl
+
+from contractlang import ast
+from contractlang.errors import InternalError
+from contractlang.facts import FACTS, PROMISES, TRACE_PREFIX
+from contractlang.types import UNITS
+
+#: Scale of money facts (``charge``, credits) before a ledger line rounds them; design §6 asks
+#: for at least 18 places.
+MONEY_SCALE = 20
+#: Scale a quotient keeps.
+DIV_SCALE = 20
+#: Scales above this are rounded back in products, to stay inside 38 digits.
+MAX_SCALE = 24
+MICROS = Fraction(1, 1_000_000)
+
+ValKind = Literal["num", "bool", "str", "null"]
+
+
+@dataclass(frozen=True)
+class Val:
+    """A compiled expression: the polars expression, its kind, and for numbers the decimal scale
+    of the runtime value and the exact factor to base units."""
+
+    expr: pl.Expr
+    kind: ValKind
+    scale: int = 0
+    factor: Fraction = Fraction(1)
+
+
+def dec(scale: int) -> pl.Decimal:
+    return pl.Decimal(38, scale)
+
+
+def lit_decimal(value: Decimal | int | Fraction) -> tuple[pl.Expr, int]:
+    """A decimal literal and its scale; a Fraction must have a terminating expansion."""
+    if isinstance(value, Fraction):
+        value = _fraction_to_decimal(value)
+    d = Decimal(value)
+    exp = d.as_tuple().exponent
+    scale = max(0, -exp) if isinstance(exp, int) else 0
+    return pl.lit(d, dtype=dec(scale)), scale
+
+
+def _fraction_to_decimal(f: Fraction) -> Decimal:
+    den = f.denominator
+    twos = fives = 0
+    while den % 2 == 0:
+        den //= 2
+        twos += 1
+    while den % 5 == 0:
+        den //= 5
+        fives += 1
+    if den != 1:
+        raise InternalError(f"{f} has no finite decimal expansion")
+    places = max(twos, fives)
+    return Decimal(f.numerator * 10**places // f.denominator).scaleb(-places)
+
+
+def _gcd(a: Fraction, b: Fraction) -> Fraction:
+    """The largest rational g with a/g and b/g both integers."""
+    return Fraction(math.gcd(a.numerator, b.numerator), math.lcm(a.denominator, b.denominator))
+
+
+def rescale(v: Val, factor: Fraction) -> pl.Expr:
+    """``v``'s runtime expression re-expressed at ``factor`` (which must divide v.factor)."""
+    ratio = v.factor / factor
+    if ratio.denominator != 1:
+        raise InternalError(f"factor {factor} does not divide {v.factor}")
+    if ratio == 1:
+        return v.expr
+    return v.expr * pl.lit(ratio.numerator, dtype=dec(0))
+
+
+def align(vals: list[Val]) -> tuple[list[pl.Expr], Fraction, int]:
+    """Bring numbers to one common factor; returns the expressions, the factor and the scale."""
+    nums = [v for v in vals if v.kind == "num"]
+    if not nums:
+        return [v.expr for v in vals], Fraction(1), 0
+    common = nums[0].factor
+    for v in nums[1:]:
+        common = _gcd(common, v.factor)
+    scale = max(v.scale for v in nums)
+    exprs = [rescale(v, common) if v.kind == "num" else v.expr for v in vals]
+    return exprs, common, scale
+
+
+def mul(a: Val, b: Val) -> Val:
+    """Exact product: cast so polars keeps every digit (up to MAX_SCALE)."""
+    target = min(a.scale + b.scale, MAX_SCALE)
+    target = max(target, a.scale, b.scale)
+    left = a.expr.cast(dec(target)) if target != a.scale else a.expr
+    return Val(left * b.expr, "num", target, a.factor * b.factor)
+
+
+def div(a: Val, b: Val) -> Val:
+    """Quotient at DIV_SCALE places; none where the divisor is 0 (or none)."""
+    scale = max(DIV_SCALE, a.scale, b.scale)
+    zero = b.expr == 0
+    safe = pl.when(zero).then(pl.lit(1, dtype=dec(0))).otherwise(b.expr)
+    q = a.expr.cast(dec(scale)) / safe
+    expr = pl.when(zero).then(pl.lit(None, dtype=dec(scale))).otherwise(q)
+    return Val(expr, "num", scale, a.factor / b.factor)
+
+
+def to_money(v: Val, scale: int = MONEY_SCALE) -> pl.Expr:
+    """A money value in currency units as ``Decimal(38, scale)``: the factor applied once."""
+    return apply_factor(v, scale)
+
+
+def apply_factor(v: Val, scale: int) -> pl.Expr:
+    if v.kind == "null":
+        return pl.lit(None, dtype=dec(scale))
+    e = v.expr.cast(dec(max(scale, v.scale)))
+    f = v.factor
+    if f.numerator != 1:
+        e = e * pl.lit(f.numerator, dtype=dec(0))
+    if f.denominator != 1:
+        e = e / pl.lit(f.denominator, dtype=dec(0))
+    return e.cast(dec(scale))
+
+
+def to_micros(v: Val) -> pl.Expr:
+    """A duration as whole microseconds (``Int64``), rounded half away from zero."""
+    if v.kind == "null":
+        return pl.lit(None, dtype=pl.Int64)
+    micro = Val(v.expr, "num", v.scale, v.factor / MICROS)
+    return apply_factor(micro, 6).round(0, mode="half_away_from_zero").cast(pl.Int64)
+
+
+def to_fraction_const(v: Val) -> Fraction | None:
+    """Evaluate a constant number (no columns) exactly; None for none."""
+    value = pl.select(v.expr.cast(dec(max(v.scale, 0))).alias("v")).item()
+    if value is None:
+        return None
+    return Fraction(Decimal(value)) * v.factor
+
+
+# --------------------------------------------------------------------------- the compiler
+
+
+@dataclass(frozen=True)
+class Env:
+    """What names mean while compiling: the columns present and the contract's promises."""
+
+    columns: Mapping[str, pl.DataType]
+    promises: Mapping[str, ast.Expr]  # promised_notice → its duration expression
+    #: facts computed during evaluation and how to read them (overrides FACTS columns)
+    computed: Mapping[str, Val]
+
+
+def compile_expr(e: ast.Expr, env: Env) -> Val:
+    fn = _COMPILERS.get(type(e))
+    if fn is None:
+        raise InternalError(f"no compiler for {type(e).__name__}")
+    return fn(e, env)
+
+
+def _number(e: ast.Number, env: Env) -> Val:
+    expr, scale = lit_decimal(e.value)
+    return Val(expr, "num", scale)
+
+
+def _percent(e: ast.Percent, env: Env) -> Val:
+    expr, scale = lit_decimal(e.value)
+    return Val(expr, "num", scale, Fraction(1, 100))
+
+
+def _quantity(e: ast.Quantity, env: Env) -> Val:
+    expr, scale = lit_decimal(e.value)
+    unit = UNITS.get(e.unit)
+    return Val(expr, "num", scale, unit.factor if unit else Fraction(1))
+
+
+def _per(e: ast.Per, env: Env) -> Val:
+    amount = compile_expr(e.amount, env)
+    return Val(amount.expr, amount.kind, amount.scale, amount.factor / UNITS[e.unit].factor)
+
+
+def _percent_of(e: ast.PercentOf, env: Env) -> Val:
+    return mul(_percent(e.percent, env), compile_expr(e.operand, env))
+
+
+def _name(e: ast.Name, env: Env) -> Val:
+    if e.name in env.computed:
+        return env.computed[e.name]
+    if e.name in PROMISES:
+        return compile_expr(env.promises[e.name], env)
+    fact = FACTS.get(e.name)
+    if fact is None:  # an enum member
+        return Val(pl.lit(e.name), "str")
+    return read_column(e.name, env)
+
+
+def read_column(column: str, env: Env) -> Val:
+    dtype = env.columns.get(column)
+    if dtype is None:
+        raise InternalError(f"column `{column}` is not in the facts")
+    col = pl.col(column)
+    if isinstance(dtype, pl.Duration):
+        return Val(col.dt.total_microseconds().cast(dec(0)), "num", 0, MICROS)
+    if isinstance(dtype, pl.Decimal):
+        return Val(col, "num", dtype.scale or 0)
+    if dtype.is_integer():
+        return Val(col.cast(dec(0)), "num", 0)
+    if dtype == pl.Boolean:
+        return Val(col, "bool")
+    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
+        return Val(col.cast(pl.String), "str")
+    raise InternalError(f"column `{column}` has type {dtype} the compiler cannot read")
+
+
+def _trace_column(e: ast.TraceColumn, env: Env) -> Val:
+    return read_column(TRACE_PREFIX + e.column, env)
+
+
+def _string(e: ast.String, env: Env) -> Val:
+    return Val(pl.lit(e.value), "str")
+
+
+def _bool(e: ast.Bool, env: Env) -> Val:
+    return Val(pl.lit(e.value), "bool")
+
+
+def _none(e: ast.NoneLit, env: Env) -> Val:
+    return Val(pl.lit(None, dtype=dec(0)), "null")
+
+
+def _unary(e: ast.Unary, env: Env) -> Val:
+    v = compile_expr(e.operand, env)
+    if e.op == "not":
+        return Val(~v.expr, "bool")
+    return Val(-v.expr, v.kind, v.scale, v.factor)
+
+
+def _binary(e: ast.Binary, env: Env) -> Val:
+    a = compile_expr(e.left, env)
+    b = compile_expr(e.right, env)
+    if e.op in ("+", "-"):
+        (x, y), factor, scale = align([a, b])
+        return Val(x + y if e.op == "+" else x - y, "num", scale, factor)
+    if e.op == "*":
+        return mul(a, b)
+    return div(a, b)
+
+
+_CMP: dict[str, Callable[[pl.Expr, pl.Expr], pl.Expr]] = {
+    "==": lambda x, y: x == y,
+    "!=": lambda x, y: x != y,
+    "<": lambda x, y: x < y,
+    "<=": lambda x, y: x <= y,
+    ">": lambda x, y: x > y,
+    ">=": lambda x, y: x >= y,
+}
+
+
+def compare(op: str, a: Val, b: Val) -> pl.Expr:
+    if "null" in (a.kind, b.kind):
+        return pl.lit(None, dtype=pl.Boolean)
+    (x, y), _, _ = align([a, b])
+    return _CMP[op](x, y)
+
+
+def _compare(e: ast.Compare, env: Env) -> Val:
+    return Val(compare(e.op, compile_expr(e.left, env), compile_expr(e.right, env)), "bool")
+
+
+def _logic(e: ast.Logic, env: Env) -> Val:
+    a = compile_expr(e.left, env).expr
+    b = compile_expr(e.right, env).expr
+    return Val(a & b if e.op == "and" else a | b, "bool")
+
+
+def _in(e: ast.In, env: Env) -> Val:
+    value = compile_expr(e.value, env)
+    result: pl.Expr | None = None
+    for opt in e.options:
+        eq = compare("==", value, compile_expr(opt, env))
+        result = eq if result is None else result | eq
+    assert result is not None
+    return Val(~result if e.negated else result, "bool")
+
+
+def _call(e: ast.Call, env: Env) -> Val:
+    args = [compile_expr(a, env) for a in e.args]
+    if e.func == "coalesce":
+        kinds = {a.kind for a in args} - {"null"}
+        kind = kinds.pop() if kinds else "null"
+        exprs, factor, scale = align(args)
+        if kind == "num":
+            exprs = [x.cast(dec(scale)) for x in exprs]
+        return Val(pl.coalesce(exprs), kind, scale, factor)
+    if e.func in ("min", "max"):
+        exprs, factor, scale = align(args)
+        exprs = [x.cast(dec(scale)) for x in exprs]
+        any_null = pl.any_horizontal([x.is_null() for x in exprs])
+        pick = pl.min_horizontal(exprs) if e.func == "min" else pl.max_horizontal(exprs)
+        expr = pl.when(any_null).then(pl.lit(None, dtype=dec(scale))).otherwise(pick)
+        return Val(expr, "num", scale, factor)
+    raise InternalError(f"function `{e.func}` is not a scalar function")
+
+
+_COMPILERS: dict[type, Callable[..., Val]] = {
+    ast.Number: _number,
+    ast.Percent: _percent,
+    ast.Quantity: _quantity,
+    ast.Per: _per,
+    ast.PercentOf: _percent_of,
+    ast.Name: _name,
+    ast.TraceColumn: _trace_column,
+    ast.String: _string,
+    ast.Bool: _bool,
+    ast.NoneLit: _none,
+    ast.Unary: _unary,
+    ast.Binary: _binary,
+    ast.Compare: _compare,
+    ast.Logic: _logic,
+    ast.In: _in,
+    ast.Call: _call,
+}
+
+
+def condition(when: ast.Expr | None, env: Env) -> pl.Expr:
+    """A `when` as a boolean that is true only where the condition is true (none → false)."""
+    if when is None:
+        return pl.lit(True)
+    return compile_expr(when, env).expr.fill_null(False)
+
+
+def constant(e: ast.Expr) -> Fraction | None:
+    """The exact value of a constant numeric expression (a literal duration, money, percent)."""
+    env = Env(columns={}, promises={}, computed={})
+    return to_fraction_const(compile_expr(e, env))

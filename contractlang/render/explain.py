@@ -1,0 +1,204 @@
+"""`contractlang explain`: every line of one run's bill, with the facts and the term behind it,
+in words a procurement analyst follows. Plain text (no markup), so it can be kept as a golden
+file and pasted into a ticket."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import polars as pl
+
+from contractlang import ast
+from contractlang.caps import RUN_GROSS_RULE
+from contractlang.evaluate import ContractResult
+from contractlang.render.numbers import (
+    duration_human,
+    fraction_to_decimal,
+    gpu_hours_str,
+    money,
+)
+
+
+class ExplainError(LookupError):
+    """The run or allocation asked for is not in the trace."""
+
+
+def _src(node: ast.Expr | ast.Clause | None, text: str | None) -> str:
+    if node is None or not text or node.span.end_pos <= node.span.start_pos:
+        return ""
+    return " ".join(text[node.span.start_pos : node.span.end_pos].split())
+
+
+def _ts(v: datetime | None) -> str:
+    return "none" if v is None else v.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _us(v: timedelta | None) -> int | None:
+    """A timedelta as exact microseconds."""
+    if v is None:
+        return None
+    return v.days * 86_400_000_000 + v.seconds * 1_000_000 + v.microseconds
+
+
+def explain_run(r: ContractResult, run_id: str, alloc_id: str | None = None) -> str:
+    """The bill of one run (or one of its allocations) under one contract, as text."""
+    allocs = r.allocations.filter(pl.col("run_id") == run_id).sort("attempt", "alloc_id")
+    runs = r.runs.filter(pl.col("run_id") == run_id)
+    if runs.height == 0:
+        raise ExplainError(f"run `{run_id}` is not in the trace")
+    if alloc_id is not None:
+        allocs = allocs.filter(pl.col("alloc_id") == alloc_id)
+        if allocs.height == 0:
+            raise ExplainError(f"run `{run_id}` has no allocation `{alloc_id}`")
+    run = runs.row(0, named=True)
+    s = r.settings
+    cur = s.currency
+
+    def m(minor: int) -> str:
+        return money(minor, s.precision, cur)
+
+    out: list[str] = []
+    out.append(f'run {run_id} under contract "{r.name}"')
+    accepted = "accepted" if run["accepted"] else "not accepted"
+    tta = run["time_to_accept"]
+    out.append(
+        f"  {accepted}"
+        + (f" after {duration_human(_us(tta))}" if tta is not None else "")
+        + f"; {run['allocations']} allocation(s), {run['reclaims']} reclaim(s), "
+        f"{run['failures']} failure(s); settles in {run['settle_month'] or 'no month'}"
+    )
+    for row in allocs.iter_rows(named=True):
+        out.append("")
+        out.extend(_allocation(r, row, m))
+    if alloc_id is None:
+        out.append("")
+        out.extend(_run_totals(r, run, m))
+    return "\n".join(out) + "\n"
+
+
+def _allocation(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
+    s = r.settings
+    text = r.source_text
+    lines = [
+        f"allocation {a['alloc_id']} (attempt {a['attempt']}): {a['gpus']} × {a['sku']} "
+        f"{a['capacity']} in {a['zone']}",
+        f"  ran {_ts(a['start'])} → {_ts(a['end'])}: {duration_human(a['runtime_us'])} "
+        f"({gpu_hours_str(a['gpus'] * a['runtime_us'])} GPU-hours); ended {a['end_reason']}",
+    ]
+    if a["end_reason"] == "reclaimed":
+        lead = _us(a["notice_lead"])
+        promise = s.promises_us.get("notice")
+        said = "no notice" if not lead else f"notice {duration_human(lead)} before the end"
+        if promise is not None and lead is not None:
+            kept = "kept" if lead >= promise else "breached"
+            said += f" (promised {duration_human(promise)}: {kept})"
+        lines.append(f"  {said}")
+    if a["end_reason"] in ("reclaimed", "failed"):
+        wait = _us(a["replacement_wait"])
+        promise = s.promises_us.get("restart")
+        if wait is None:
+            said = "never replaced"
+        else:
+            said = f"replacement started {duration_human(wait)} later"
+            if promise is not None:
+                kept = "kept" if wait <= promise else "breached"
+                said += f" (promised within {duration_human(promise)}: {kept})"
+        lines.append(f"  {said}")
+        ckpt = a["last_checkpoint_at"]
+        where = (
+            f"last valid checkpoint {_ts(ckpt)} (step {a['last_checkpoint_step']})"
+            if ckpt is not None
+            else "no valid checkpoint"
+        )
+        steps = a["replayed_steps"]
+        lines.append(
+            f"  {where}; replayed {duration_human(_us(a['replayed_time']))}"
+            + (f", {steps} steps" if steps is not None else "")
+            + " of work lost"
+        )
+    plan = r.plan
+    if a["excluded_by"] is not None:
+        t = plan.whole_exclusions[a["excluded_by"]]
+        cond = _src(getattr(t.clause, "when", None), text)
+        lines.append(
+            f'  excluded whole by "{t.label}" (line {t.line}) because {cond}: '
+            f"{gpu_hours_str(a['gpus'] * a['runtime_us'])} GPU-hours not charged"
+        )
+        lines.extend(_credits(r, a, m))
+        return lines
+    removed_total = 0
+    for t in plan.duration_exclusions:
+        removed = a[t.column]
+        if removed:
+            removed_total += removed
+            cond = _src(getattr(t.clause, "when", None), text)
+            lines.append(
+                f'  exclusion "{t.label}" (line {t.line}) because {cond}: '
+                f"{duration_human(removed)} not billed "
+                f"({gpu_hours_str(a['gpus'] * removed)} GPU-hours)"
+            )
+    remaining = a["remaining_us"]
+    inc, minimum = s.increment_us, s.minimum_us
+    rounded = -(-remaining // inc) * inc
+    parts = [f"runtime {duration_human(a['runtime_us'])}"]
+    if removed_total:
+        parts.append(f"− {duration_human(removed_total)} excluded = {duration_human(remaining)}")
+    if rounded != remaining:
+        parts.append(f"rounded up to whole {duration_human(inc)} → {duration_human(rounded)}")
+    if a["billable_us"] != rounded:
+        parts.append(
+            f"raised to the {duration_human(minimum)} minimum → {duration_human(a['billable_us'])}"
+        )
+    lines.append(f"  billable time: {'; '.join(parts)}")
+    if a["rate_index"] is None:
+        lines.append("  not charged: nothing to bill")
+    else:
+        t = plan.rates[a["rate_index"]]
+        price = Fraction(Decimal(a["price_per_gpu_hour"]))
+        exact = Fraction(Decimal(a["charge"]))
+        lines.append(
+            f"  charge by `{t.label}` (line {t.line}): "
+            f"{fraction_to_decimal(price, 6).normalize():f} {s.currency} per GPU-hour"
+            f" × {a['gpus']} GPUs × "
+            f"{duration_human(a['billable_us'])} = {fraction_to_decimal(exact, 6):f} → "
+            f"{m(a['charge_minor'])}"
+        )
+    lines.extend(_credits(r, a, m))
+    return lines
+
+
+def _credits(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
+    lines = []
+    for t in r.plan.credits:
+        raw = a[t.column.removesuffix("_minor")]
+        if raw is None:
+            continue
+        cond = _src(getattr(t.clause, "when", None), r.source_text)
+        amount = _src(getattr(t.clause, "amount", None), r.source_text)
+        exact = Fraction(Decimal(raw))
+        lines.append(
+            f'  credit "{t.label}" (line {t.line}) because {cond}: {amount} = '
+            f"{fraction_to_decimal(exact, 6):f} → {m(-(a[t.column] or 0))}"
+        )
+    for t in r.plan.caps:
+        cut = a[t.column]
+        if cut:
+            lines.append(f"  cap `{t.label}` (line {t.line}) gives back {m(cut)}")
+    return lines
+
+
+def _run_totals(r: ContractResult, run: dict[str, Any], m: Any) -> list[str]:
+    lines = [f"run totals: gross {m(run['gross_minor'])}, credits {m(-run['credit_lines_minor'])}"]
+    for cut in r.run_cuts:
+        amount = run[cut.column]
+        if not amount:
+            continue
+        where = f"(line {cut.line})" if cut.line is not None else "(always applies)"
+        name = cut.label if cut.label == RUN_GROSS_RULE else f"`{cut.label}`"
+        share = " (this run's share of the cut)" if cut.level in ("month", "contract") else ""
+        lines.append(f"  {cut.level} cap {name} {where} gives back {m(amount)}{share}")
+    lines.append(f"  cap cuts {m(run['cap_cuts_minor'])}; net {m(run['net_minor'])}")
+    return lines

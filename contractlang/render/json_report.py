@@ -1,0 +1,117 @@
+"""The JSON document of `contractlang evaluate --format json` (schema in docs/evaluate.md).
+
+Stable: the same inputs give the same bytes. No input paths, no clock times; every exact
+number is a string (money at the contract's precision, GPU-hours at 6 places), so no consumer
+reads money through a float.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from typing import Any
+
+from contractlang.budget import BudgetResult, DisplayUnit
+from contractlang.evaluate import ContractResult, Evaluation
+from contractlang.render.numbers import (
+    gpu_hours_str,
+    measure,
+    minor_to_str,
+    seconds_str,
+)
+
+SCHEMA = "contractlang.evaluate/1"
+_MONEY = DisplayUnit("", Fraction(1), "money")
+
+
+def evaluation_to_json(result: Evaluation) -> dict[str, Any]:
+    summary = result.trace.summary
+    return {
+        "schema": SCHEMA,
+        "verdict": result.verdict,
+        "trace": {
+            "events": summary.rows_read,
+            "runs": summary.runs,
+            "allocations": summary.allocations,
+            "from": summary.first_ts.isoformat() if summary.first_ts else None,
+            "to": summary.last_ts.isoformat() if summary.last_ts else None,
+        },
+        "contracts": [contract_to_json(c) for c in result.contracts],
+        "warnings": [w.to_json() for w in result.warnings],
+    }
+
+
+def render_json(result: Evaluation) -> str:
+    return json.dumps(evaluation_to_json(result), indent=2, ensure_ascii=False) + "\n"
+
+
+def contract_to_json(c: ContractResult) -> dict[str, Any]:
+    t, p, s = c.totals, c.promises, c.settings
+
+    def money(minor: int) -> str:
+        return minor_to_str(minor, s.precision)
+
+    dist = {
+        k: (None if v is None else measure(v, _MONEY, s.precision))
+        for k, v in t.cost_per_accepted_run.items()
+    }
+    return {
+        "name": c.name,
+        "currency": s.currency,
+        "precision": s.precision,
+        "rounding": s.rounding,
+        "totals": {
+            "runs": t.runs,
+            "accepted_runs": t.accepted_runs,
+            "allocations": t.allocations,
+            "metered_gpu_hours": gpu_hours_str(t.metered_gpu_us),
+            "excluded_gpu_hours": gpu_hours_str(t.excluded_gpu_us),
+            "billable_gpu_hours": gpu_hours_str(t.billable_gpu_us),
+            "gross": money(t.gross_minor),
+            "credits": money(t.credits_minor),
+            "cap_cuts": money(t.cap_cuts_minor),
+            "net": money(t.net_minor),
+        },
+        "lost": {"gpu_hours": gpu_hours_str(t.lost_gpu_us), "steps": t.lost_steps},
+        "cost_per_accepted_run": dist,
+        "promises": {
+            "reclaim_notice": None
+            if p.notice_us is None
+            else {
+                "promised_seconds": seconds_str(p.notice_us),
+                "reclaims": p.reclaims,
+                "breaches": p.notice_breaches,
+                "shortest_seconds": seconds_str(p.shortest_notice_us),
+            },
+            "restart": None
+            if p.restart_us is None
+            else {
+                "promised_seconds": seconds_str(p.restart_us),
+                "replacements": p.replacements,
+                "breaches": p.restart_breaches,
+                "never_replaced": p.never_replaced,
+                "longest_wait_seconds": seconds_str(p.longest_wait_us),
+            },
+        },
+        "budgets": [budget_to_json(b, s.precision) for b in c.budgets],
+        "warnings": [w.to_json() for w in c.warnings],
+    }
+
+
+def budget_to_json(b: BudgetResult, precision: int) -> dict[str, Any]:
+    return {
+        "name": b.name,
+        "met": b.met,
+        "requirements": [
+            {
+                "require": r.text,
+                "line": r.line,
+                "value": measure(r.value, r.unit, precision),
+                "limit": measure(r.limit, r.unit, precision),
+                "unit": r.unit.label,
+                "margin": measure(r.margin, r.unit, precision),
+                "verdict": r.verdict,
+            }
+            for r in b.requirements
+        ],
+    }

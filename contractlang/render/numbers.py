@@ -1,0 +1,105 @@
+"""Exact numbers as people read them: money, GPU-hours, durations, budget measures.
+
+Everything here takes exact values (``int`` minor units, microseconds, ``Fraction``) and
+returns strings; nothing passes through float.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from fractions import Fraction
+
+from contractlang.budget import DisplayUnit
+
+US_PER_HOUR = 3_600_000_000
+
+
+def fraction_to_decimal(value: Fraction, places: int, mode: str = ROUND_HALF_EVEN) -> Decimal:
+    """``value`` rounded to ``places`` decimal places, exactly (``ROUND_HALF_UP`` is half away
+    from zero, as in Python's ``decimal``).
+
+    >>> fraction_to_decimal(Fraction(2, 3), 4)
+    Decimal('0.6667')
+    >>> fraction_to_decimal(Fraction(-5, 2), 0, ROUND_HALF_UP)
+    Decimal('-3')
+    """
+    q = Fraction(value) * 10**places
+    whole = math.floor(q)
+    rest = q - whole
+    if rest > Fraction(1, 2):
+        whole += 1
+    elif rest == Fraction(1, 2):
+        if mode == ROUND_HALF_UP:
+            whole += 1 if q > 0 else 0
+        elif whole % 2 == 1:
+            whole += 1
+    return Decimal(whole).scaleb(-places)
+
+
+def minor_to_str(minor: int, precision: int) -> str:
+    """Minor units as a plain decimal string: ``12345, 2`` → ``"123.45"``."""
+    return str(Decimal(minor).scaleb(-precision).quantize(Decimal(1).scaleb(-precision)))
+
+
+def money(minor: int, precision: int, currency: str | None = None, sign: bool = False) -> str:
+    """Money for people: thousands separators, the currency after the number."""
+    d = Decimal(minor).scaleb(-precision).quantize(Decimal(1).scaleb(-precision))
+    text = f"{d:+,}" if sign else f"{d:,}"
+    return f"{text} {currency}" if currency else text
+
+
+def gpu_hours_str(gpu_us: int, places: int = 6) -> str:
+    """GPU-microseconds as GPU-hours (``places`` decimals, half even)."""
+    return str(fraction_to_decimal(Fraction(gpu_us, US_PER_HOUR), places))
+
+
+def gpu_hours_human(gpu_us: int) -> str:
+    return f"{fraction_to_decimal(Fraction(gpu_us, US_PER_HOUR), 2):,}"
+
+
+def duration_human(us: int | None) -> str:
+    """Microseconds as ``1 h 12 min 30 s`` (sub-second remainders as decimals of a second)."""
+    if us is None:
+        return "none"
+    sign = "-" if us < 0 else ""
+    us = abs(us)
+    secs, micros = divmod(us, 1_000_000)
+    days, secs = divmod(secs, 86400)
+    h, secs = divmod(secs, 3600)
+    m, s = divmod(secs, 60)
+    parts = []
+    if days:
+        parts.append(f"{days} d")
+    if h:
+        parts.append(f"{h} h")
+    if m:
+        parts.append(f"{m} min")
+    if s or micros or not parts:
+        sec = Decimal(s) + Decimal(micros).scaleb(-6)
+        parts.append(f"{sec.normalize():f} s")
+    return sign + " ".join(parts)
+
+
+def seconds_str(us: int | None) -> str | None:
+    if us is None:
+        return None
+    return str(Decimal(us).scaleb(-6).normalize().__format__("f"))
+
+
+def measure(value: Fraction | None, unit: DisplayUnit, precision: int = 2) -> str | None:
+    """A budget measure in its display unit, as a plain decimal string (None for none)."""
+    if value is None:
+        return None
+    shown = value / unit.factor
+    places = precision if unit.kind == "money" else 4
+    return str(fraction_to_decimal(shown, places))
+
+
+def measure_human(value: Fraction | None, unit: DisplayUnit, precision: int = 2) -> str:
+    text = measure(value, unit, precision)
+    if text is None:
+        return "none"
+    if unit.kind == "percent":
+        return f"{text}%"
+    return f"{text} {unit.label}".strip()
