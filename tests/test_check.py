@@ -28,42 +28,7 @@ from contractlang.terms import check_texts, load_terms, terms_from_text
 ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT.parent / "shared" / "design.md"
 
-DESIGN_EXAMPLE = """\
-# Northwind Cloud, spot H100, third draft.
-contract "northwind-spot-v3" {
-  currency USD
-
-  rate 2.10 USD per gpu_hour when capacity == spot and sku == "H100-80G"
-  rate 4.25 USD per gpu_hour when capacity == on_demand
-  rate trace.price per gpu_hour          # the market price recorded on the allocation
-
-  billing increment 1 minute             # billable time rounded up per allocation
-  billing minimum 1 minute               # per allocation that is charged at all
-
-  promise reclaim notice 30 seconds
-  promise restart within 15 minutes
-
-  exclude "reclaimed in the first hour" allocation
-    when end_reason == reclaimed and runtime < 1 hour
-  exclude "replay after short notice" replayed_time
-    when end_reason == reclaimed and notice_lead < promised_notice
-
-  credit "slow replacement" 10% of charge
-    when replacement_wait > promised_restart
-  credit "restart delay" 2.10 USD per gpu_hour * gpus * (replacement_wait - 15 minutes)
-    when replacement_wait > 15 minutes
-
-  cap credits at 30% of gross per run
-  cap credits at 50000 USD per month
-}
-
-budget "fy27-pretraining" {
-  require p95(cost_per_accepted_run) <= 12000 USD
-  require mean(lost_gpu_time / metered_gpu_time) <= 5%
-  require p95(time_to_accept) <= 72 hours
-  require share(accepted) >= 90%
-}
-"""
+DESIGN_EXAMPLE = (ROOT / "tests" / "data" / "design_example.spot").read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- helpers

@@ -41,7 +41,8 @@ from contractlang.lower import MAX_NESTING
 from contractlang.parse import EXAMPLES, KEYWORDS, _parser, parse, parse_path
 
 ROOT = Path(__file__).resolve().parents[1]
-DESIGN = ROOT.parent / "shared" / "design.md"
+#: The example of design §5, verbatim (tests/test_check.py checks the copy against design.md).
+DESIGN_EXAMPLE = ROOT / "tests" / "data" / "design_example.spot"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -334,7 +335,7 @@ def test_keyword_words_as_cap_levels_and_units() -> None:
 
 
 def test_design_example_parses_to_its_ast() -> None:
-    text = DESIGN.read_text(encoding="utf-8").split("```\n")[1]
+    text = DESIGN_EXAMPLE.read_text(encoding="utf-8")
     result = parse(text, "design.spot")
     assert result.ok, [d.render(result.source) for d in result.diagnostics]
     assert result.file is not None
