@@ -232,51 +232,54 @@ def _arith(e: ast.Expr, xs: list[Fraction]) -> Fraction | None:
     raise InternalError(f"cannot evaluate {type(e).__name__} at budget level")
 
 
-def column_values(
-    arg: ast.Expr, runs: pl.DataFrame, env: Env
-) -> tuple[list[Fraction], list[bool | None]]:
-    """The per-run values of an aggregate's argument: numbers (exact) or booleans."""
-    val = compile_expr(arg, env)
-    series = runs.select(val.expr.alias("v")).to_series()
-    if val.kind == "bool":
-        return [], series.to_list()
-    nums = [Fraction(Decimal(x)) * val.factor for x in series.drop_nulls().to_list()]
-    return nums, []
+def _exact(value: object) -> Fraction:
+    """A polars number (Decimal or int) as an exact Fraction."""
+    return Fraction(Decimal(value)) if not isinstance(value, int) else Fraction(value)  # type: ignore[arg-type]
 
 
 def aggregate(call: ast.Call, runs: pl.DataFrame, env: Env) -> Value:
-    arg = call.args[0]
+    """One aggregate over the runs, computed by polars on exact decimals (sums of decimals
+    are exact; means divide once, as Fractions) — no float anywhere."""
+    val = compile_expr(call.args[0], env)
+    v = val.expr
     if call.func in ("share", "count"):
-        _, flags = column_values(arg, runs, env)
-        true = sum(1 for f in flags if f is True)
-        known = sum(1 for f in flags if f is not None)
+        row = runs.select(
+            true=v.fill_null(False).cast(pl.Int64).sum(), known=v.is_not_null().sum()
+        ).row(0, named=True)
         if call.func == "count":
-            return Fraction(true)
-        return None if known == 0 else Fraction(true, known)
-    nums, _ = column_values(arg, runs, env)
-    if not nums:
-        return None
-    if call.func == "mean":
-        return sum(nums, Fraction(0)) / len(nums)
-    if call.func == "sum":
-        return sum(nums, Fraction(0))
-    if call.func == "min":
-        return min(nums)
-    if call.func == "max":
-        return max(nums)
+            return Fraction(row["true"])
+        return None if row["known"] == 0 else Fraction(row["true"], row["known"])
     m = _PERCENTILE.match(call.func)
-    if m is None:
+    if m is not None:
+        return exact_percentile(
+            runs.select(v.alias("v")).to_series(), Fraction(int(m.group(1)), 100), val.factor
+        )
+    row = runs.select(n=v.count(), total=v.sum(), low=v.min(), high=v.max()).row(0, named=True)
+    if row["n"] == 0:
+        return None
+    pick = {"sum": "total", "mean": "total", "min": "low", "max": "high"}.get(call.func)
+    if pick is None:
         raise InternalError(f"unknown aggregate `{call.func}`")
-    return percentile(sorted(nums), Fraction(int(m.group(1)), 100))
+    result = _exact(row[pick]) * val.factor
+    return result / row["n"] if call.func == "mean" else result
 
 
-def percentile(ordered: list[Fraction], q: Fraction) -> Fraction:
-    """Linear interpolation between closest ranks (numpy's default).
+def exact_percentile(
+    values: pl.Series, q: Fraction, factor: Fraction = Fraction(1)
+) -> Fraction | None:
+    """The q-th quantile of ``values`` (nulls skipped) by linear interpolation between the
+    closest ranks (numpy's default), exactly: polars sorts, Python interpolates the two values
+    around position ``q × (n − 1)``. None when there are no values.
 
-    >>> percentile([Fraction(10), Fraction(20), Fraction(30), Fraction(40)], Fraction(95, 100))
+    >>> exact_percentile(pl.Series([10, 40, 20, 30]), Fraction(95, 100))
     Fraction(77, 2)
     """
-    pos = q * (len(ordered) - 1)
+    ordered = values.drop_nulls().sort()
+    n = ordered.len()
+    if n == 0:
+        return None
+    pos = q * (n - 1)
     lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+    hi = min(lo + 1, n - 1)
+    low, high = _exact(ordered[lo]) * factor, _exact(ordered[hi]) * factor
+    return low + (high - low) * (pos - lo)

@@ -22,7 +22,7 @@ import polars as pl
 
 from contractlang import ast
 from contractlang.billing import AllocationPlan, apply_contract
-from contractlang.budget import BudgetResult, budget_currencies, evaluate_budget, percentile
+from contractlang.budget import BudgetResult, budget_currencies, evaluate_budget, exact_percentile
 from contractlang.caps import CapCut, apply_pooled_caps, apply_run_caps
 from contractlang.compile import dec
 from contractlang.diagnostics import Diagnostic, Source, error, warning
@@ -125,10 +125,10 @@ class Evaluation:
         return "met" if all(c.budgets_met for c in self.contracts) else "not met"
 
     def ledger(self) -> pl.DataFrame:
-        return pl.concat([c.ledger() for c in self.contracts], how="vertical")
+        return pl.concat([c.ledger() for c in self.contracts], how="vertical_relaxed")
 
     def runs_table(self) -> pl.DataFrame:
-        return pl.concat([c.runs_table() for c in self.contracts], how="vertical")
+        return pl.concat([c.runs_table() for c in self.contracts], how="vertical_relaxed")
 
     def contract(self, name: str) -> ContractResult:
         for c in self.contracts:
@@ -404,16 +404,12 @@ def _totals(runs: pl.DataFrame, wide: pl.DataFrame) -> Totals:
         value = runs.select(expr.sum()).item()
         return int(value or 0)
 
-    costs = sorted(
-        Fraction(Decimal(v)) for v in runs["cost_per_accepted_run"].drop_nulls().to_list()
-    )
-    dist: dict[str, Fraction | None] = {"p50": None, "p95": None, "max": None}
-    if costs:
-        dist = {
-            "p50": percentile(costs, Fraction(1, 2)),
-            "p95": percentile(costs, Fraction(95, 100)),
-            "max": costs[-1],
-        }
+    costs = runs["cost_per_accepted_run"]
+    dist: dict[str, Fraction | None] = {
+        "p50": exact_percentile(costs, Fraction(1, 2)),
+        "p95": exact_percentile(costs, Fraction(95, 100)),
+        "max": exact_percentile(costs, Fraction(1)),
+    }
     return Totals(
         runs=runs.height,
         accepted_runs=total(pl.col("accepted").cast(pl.Int64)),
