@@ -1537,9 +1537,7 @@ def _setting_key(cl: A.Clause) -> str | None:
             return "promise reclaim notice"
         case A.Promise():
             return "promise restart within"
-        case A.Cap(level=level):
-            return f"cap credits at … per {level}"
-        case _:
+        case _:  # caps may repeat at a level: the tightest binds ("the lesser of …")
             return None
 
 
