@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
@@ -240,6 +241,8 @@ def _exact(value: object) -> Fraction:
 def aggregate(call: ast.Call, runs: pl.DataFrame, env: Env) -> Value:
     """One aggregate over the runs, computed by polars on exact decimals (sums of decimals
     are exact; means divide once, as Fractions) — no float anywhere."""
+    if any(isinstance(n, ast.Binary) and n.op == "/" for n in ast.walk(call.args[0])):
+        return _aggregate_quotients(call, runs)
     val = compile_expr(call.args[0], env)
     v = val.expr
     if call.func in ("share", "count"):
@@ -262,6 +265,100 @@ def aggregate(call: ast.Call, runs: pl.DataFrame, env: Env) -> Value:
         raise InternalError(f"unknown aggregate `{call.func}`")
     result = _exact(row[pick]) * val.factor
     return result / row["n"] if call.func == "mean" else result
+
+
+def _aggregate_quotients(call: ast.Call, runs: pl.DataFrame) -> Value:
+    """An aggregate whose argument divides, computed run by run with Fractions: a quotient
+    such as ``lost_gpu_time / metered_gpu_time`` = 1/3 has no finite decimal, and the mean of
+    1/3, 1/3, 1/3 and 0 must be exactly 1/4, not 0.2499… from quotients cut to 20 places."""
+    arg = call.args[0]
+    names = sorted({n.name for n in ast.walk(arg) if isinstance(n, ast.Name)} & set(runs.columns))
+    rows = runs.select(names).iter_rows(named=True) if names else ({} for _ in range(runs.height))
+    values = [row_value(arg, row) for row in rows]
+    if call.func in ("share", "count"):
+        true = sum(1 for x in values if x is True)
+        known = sum(1 for x in values if isinstance(x, bool))
+        if call.func == "count":
+            return Fraction(true)
+        return None if known == 0 else Fraction(true, known)
+    nums = sorted(x for x in values if isinstance(x, Fraction))
+    if not nums:
+        return None
+    m = _PERCENTILE.match(call.func)
+    if m is not None:
+        return _interpolate(nums, Fraction(int(m.group(1)), 100))
+    if call.func in ("sum", "mean"):
+        total = sum(nums, Fraction(0))
+        return total / len(nums) if call.func == "mean" else total
+    if call.func in ("min", "max"):
+        return nums[0] if call.func == "min" else nums[-1]
+    raise InternalError(f"unknown aggregate `{call.func}`")
+
+
+def _interpolate(ordered: list[Fraction], q: Fraction) -> Fraction:
+    """Linear interpolation between the closest ranks of sorted values (numpy's default)."""
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+RowValue = Fraction | bool | str | None
+
+
+def _cell(v: object) -> RowValue:
+    """A runs-table cell as an exact value in base units (durations in seconds)."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, timedelta):
+        return Fraction((v.days * 86_400 + v.seconds) * 1_000_000 + v.microseconds, 1_000_000)
+    if isinstance(v, (int, Decimal)):
+        return Fraction(v)
+    raise InternalError(f"a run fact holds a {type(v).__name__} a budget cannot read")
+
+
+def _num(v: RowValue) -> Fraction | None:
+    return v if isinstance(v, Fraction) else None
+
+
+def row_value(e: ast.Expr, row: dict[str, object]) -> RowValue:
+    """One run's value of a per-run expression, exactly: the semantics of :mod:`compile` (none
+    propagates through arithmetic and comparisons, ``x / 0`` is none, logic is Kleene) in
+    Fractions. Names not in ``row`` are enum members."""
+    match e:
+        case ast.Name(name=name):
+            return _cell(row[name]) if name in row else name
+        case ast.String(value=text):
+            return text
+        case ast.Bool(value=b):
+            return b
+        case ast.Unary(op="not", operand=o):
+            x = row_value(o, row)
+            return None if x is None else not x
+        case ast.Compare(op=op, left=lhs, right=rhs):
+            x, y = row_value(lhs, row), row_value(rhs, row)
+            return None if x is None or y is None else bool(_OPS[op](x, y))
+        case ast.Logic(op=op, left=lhs, right=rhs):
+            x, y = row_value(lhs, row), row_value(rhs, row)
+            decides = op == "or"  # true decides `or`, false decides `and`
+            if decides in (x, y):
+                return decides
+            return None if None in (x, y) else not decides
+        case ast.In(value=value, options=options, negated=negated):
+            x = row_value(value, row)
+            if x is None:
+                return None
+            return any(x == row_value(o, row) for o in options) != negated
+        case ast.Call(func="coalesce", args=args):
+            for a in args:
+                got = row_value(a, row)
+                if got is not None:
+                    return got
+            return None
+    nums = [_num(row_value(c, row)) for c in _operands(e)]
+    if any(n is None for n in nums) or isinstance(e, ast.NoneLit):
+        return None
+    return _arith(e, [n for n in nums if n is not None])
 
 
 def exact_percentile(

@@ -25,7 +25,14 @@ from contractlang.billing import AllocationPlan, apply_contract
 from contractlang.budget import BudgetResult, budget_currencies, evaluate_budget, exact_percentile
 from contractlang.caps import CapCut, apply_pooled_caps, apply_run_caps
 from contractlang.compile import dec
-from contractlang.diagnostics import Diagnostic, Source, error, warning
+from contractlang.diagnostics import (
+    NO_SPAN,
+    Diagnostic,
+    Source,
+    did_you_mean,
+    error,
+    warning,
+)
 from contractlang.errors import ContractlangError
 from contractlang.facts import TRACE_PREFIX
 from contractlang.settings import Settings, read_settings
@@ -179,6 +186,7 @@ def evaluate_facts(
 ) -> Evaluation:
     """Evaluate already-derived facts (shared by ``compare`` and attribution)."""
     step = progress or (lambda _msg: None)
+    _check_chosen(terms, only)
     allocations = facts.allocations.collect()
     runs = facts.runs.collect()
     chosen = [c for c in terms.contracts if only is None or c.name in only]
@@ -198,6 +206,29 @@ def evaluate_facts(
             )
         )
     return Evaluation(tuple(results), terms.budgets, trace, terms.warnings)
+
+
+def _check_chosen(terms: Terms, only: Sequence[str] | None) -> None:
+    """Every contract asked for by name exists: a misspelt `--contract` must not evaluate
+    nothing and report every budget met."""
+    names = [c.name for c in terms.contracts]
+    unknown = [n for n in only or () if n not in names]
+    if not unknown:
+        return
+    diags = []
+    for name in unknown:
+        guess = did_you_mean(name, names)
+        listing = ", ".join(f"`{n}`" for n in names) or "none"
+        diags.append(
+            error(
+                "E001",
+                f"the terms have no contract `{name}`",
+                NO_SPAN,
+                file="contractlang",
+                help=f"did you mean `{guess}`?" if guess else f"the contracts are: {listing}",
+            )
+        )
+    raise ContractlangError(diags, terms.sources)
 
 
 def _source_of(terms: Terms, item: ast.Contract | ast.Budget) -> str | None:
@@ -316,7 +347,7 @@ def evaluate_contract(
     lf, plan = apply_contract(
         _float_columns_to_decimal(allocations).lazy(), contract, s, source_text
     )
-    wide = lf.collect()
+    wide = _collect_amounts(lf, contract, file, source_text)
     _check_priced(contract, wide, file, source_text)
     warnings = _negative_credit_warnings(wide, plan, file)
 
@@ -373,6 +404,32 @@ def evaluate_contract(
         warnings=tuple(warnings),
         source_text=source_text,
     )
+
+
+def _collect_amounts(
+    lf: pl.LazyFrame, contract: ast.Contract, file: str, source_text: str | None
+) -> pl.DataFrame:
+    """Collect a contract's allocation columns; an amount beyond the 38 digits of exact decimal
+    arithmetic (20 after the point) is a clean error (E405), not an internal one."""
+    try:
+        return lf.collect()
+    except pl.exceptions.InvalidOperationError as exc:
+        if "decimal" not in str(exc):
+            raise
+        raise ContractlangError(
+            [
+                error(
+                    "E405",
+                    f"contract `{contract.name}` computes an amount too large to keep exactly",
+                    contract.name_span,
+                    file=file,
+                    help="exact amounts hold 18 digits before the point: an allocation's rate "
+                    "× GPUs × billed microseconds must stay below 10^18; split longer "
+                    "allocations",
+                )
+            ],
+            {file: Source(file, source_text)} if source_text is not None else {},
+        ) from None
 
 
 def _label(c: ast.Clause, source_text: str | None) -> str:

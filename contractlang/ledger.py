@@ -36,8 +36,15 @@ GPU_HOUR_US = Fraction(1, 3_600_000_000)
 
 
 def gpu_hours(gpu_us: pl.Expr, scale: int = 6) -> pl.Expr:
-    """GPU-microseconds as GPU-hours, rounded half away from zero to ``scale`` places."""
-    return apply_factor(Val(gpu_us.cast(dec(0)), "num", 0, GPU_HOUR_US), scale)
+    """GPU-microseconds as GPU-hours, rounded half away from zero to ``scale`` places.
+
+    Polars rounds a decimal division or cast half to even, so the quotient is kept to
+    ``scale + 6`` places first and then rounded half away from zero. The first rounding cannot
+    fake a tie: GPU-µs ÷ 3.6 × 10⁹ is either exactly a tie at the 7th place or at least
+    2.7 × 10⁻¹⁰ away from one.
+    """
+    hours = apply_factor(Val(gpu_us.cast(dec(0)), "num", 0, GPU_HOUR_US), scale + 6)
+    return hours.round(scale, mode="half_away_from_zero").cast(dec(scale))
 
 
 def hours(us: pl.Expr, scale: int = 6) -> pl.Expr:

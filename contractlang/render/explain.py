@@ -179,9 +179,10 @@ def _credits(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
         cond = _src(getattr(t.clause, "when", None), r.source_text)
         amount = _src(getattr(t.clause, "amount", None), r.source_text)
         exact = Fraction(Decimal(raw))
+        result = ", below zero: counted as 0" if exact < 0 else f" → {m(-(a[t.column] or 0))}"
         lines.append(
             f'  credit "{t.label}" (line {t.line}) because {cond}: {amount} = '
-            f"{fraction_to_decimal(exact, 6):f} → {m(-(a[t.column] or 0))}"
+            f"{fraction_to_decimal(exact, 6):f}{result}"
         )
     for t in r.plan.caps:
         cut = a[t.column]

@@ -50,8 +50,9 @@ def money(minor: int, precision: int, currency: str | None = None, sign: bool = 
 
 
 def gpu_hours_str(gpu_us: int, places: int = 6) -> str:
-    """GPU-microseconds as GPU-hours (``places`` decimals, half even)."""
-    return str(fraction_to_decimal(Fraction(gpu_us, US_PER_HOUR), places))
+    """GPU-microseconds as GPU-hours (``places`` decimals, half away from zero, as in the
+    ledger and the per-run table)."""
+    return str(fraction_to_decimal(Fraction(gpu_us, US_PER_HOUR), places, ROUND_HALF_UP))
 
 
 def gpu_hours_human(gpu_us: int) -> str:
