@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, overload
 
 import polars as pl
 
@@ -208,7 +208,7 @@ def apply_contract(
     cap_terms = []
     for n, cap in enumerate(caps):
         col = f"cap_{n}_minor"
-        limit = cap_limit_minor(cap, pl.col("charge_minor"), s)
+        limit = cap_limit(cap, pl.col("charge_minor"), s)
         after = pl.min_horizontal(pl.col("credit_pool_minor"), limit)
         lf = lf.with_columns((pl.col("credit_pool_minor") - after).alias(col)).with_columns(
             credit_pool_minor=pl.col("credit_pool_minor") - pl.col(col)
@@ -235,23 +235,20 @@ def cap_percent(cap: ast.Cap) -> Fraction | None:
     return None
 
 
-def cap_limit_minor(cap: ast.Cap, gross_minor: pl.Expr, s: Settings) -> pl.Expr:
-    """A cap's limit in minor units, rounded down: a money amount, or X% of ``gross_minor``."""
+@overload
+def cap_limit(cap: ast.Cap, gross_minor: pl.Expr, s: Settings) -> pl.Expr: ...
+@overload
+def cap_limit(cap: ast.Cap, gross_minor: int, s: Settings) -> int: ...
+
+
+def cap_limit(cap: ast.Cap, gross_minor: pl.Expr | int, s: Settings) -> pl.Expr | int:
+    """A cap's limit in minor units, rounded down: a money amount, or X% of ``gross_minor``
+    (a column for allocation and run caps, a number for month and contract pools)."""
     pct = cap_percent(cap)
     if pct is not None:
         return (gross_minor * pct.numerator) // pct.denominator
     value = constant(cap.limit)
     if value is None:
         raise InternalError("a checked cap limit evaluated to none")
-    return pl.lit(floor_minor(value, s.minor), pl.Int64)
-
-
-def cap_limit_value(cap: ast.Cap, gross_minor: int, s: Settings) -> int:
-    """The same as :func:`cap_limit_minor` for one number (run, month and contract pools)."""
-    pct = cap_percent(cap)
-    if pct is not None:
-        return (gross_minor * pct.numerator) // pct.denominator
-    value = constant(cap.limit)
-    if value is None:
-        raise InternalError("a checked cap limit evaluated to none")
-    return floor_minor(value, s.minor)
+    limit = floor_minor(value, s.minor)
+    return pl.lit(limit, pl.Int64) if isinstance(gross_minor, pl.Expr) else limit

@@ -12,12 +12,14 @@ All amounts here are integers of minor units (cents); the arithmetic is exact.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import polars as pl
 
 from contractlang import ast
-from contractlang.billing import cap_limit_minor, cap_limit_value
+from contractlang.billing import cap_limit
 from contractlang.settings import Settings
 
 #: The label of the rule that always caps a run's credits at its gross.
@@ -40,10 +42,9 @@ def apply_run_caps(
 ) -> tuple[pl.DataFrame, list[CapCut]]:
     """Cut each run's ``pool_minor`` by the run caps in file order, then by its gross."""
     cuts: list[CapCut] = []
-    steps = [(cap, label) for cap, label in caps]
-    for n, (cap, label) in enumerate(steps):
+    for n, (cap, label) in enumerate(caps):
         col = f"run_cap_{n}_minor"
-        limit = cap_limit_minor(cap, pl.col("gross_minor"), s)
+        limit = cap_limit(cap, pl.col("gross_minor"), s)
         runs = _cut(runs, col, limit)
         cuts.append(CapCut("run", label, cap.span.line, col, cap))
     runs = _cut(runs, "run_gross_cap_minor", pl.col("gross_minor"))
@@ -70,15 +71,19 @@ def apply_pooled_caps(
     group = "settle_month" if level == "month" else None
     for n, (cap, label) in enumerate(caps):
         col = f"{level}_cap_{n}_minor"
-        runs = share_cut(runs, group, lambda gross, cap=cap: cap_limit_value(cap, gross, s), col)
+        runs = share_cut(runs, group, functools.partial(_pool_limit, cap, s), col)
         cuts.append(CapCut(level, label, cap.span.line, col, cap))
     return runs, cuts
+
+
+def _pool_limit(cap: ast.Cap, s: Settings, gross_minor: int) -> int:
+    return cap_limit(cap, gross_minor, s)
 
 
 def share_cut(
     runs: pl.DataFrame,
     group: str | None,
-    limit_of_gross: object,
+    limit_of_gross: Callable[[int], int],
     col: str,
 ) -> pl.DataFrame:
     """Cut each group's pool to its limit and share the cut among its runs.
@@ -95,7 +100,7 @@ def share_cut(
         .to_dicts()
     )
     gkey = group or "_group"
-    limits = {g[gkey]: limit_of_gross(g["gross"]) for g in groups}  # type: ignore[operator]
+    limits = {g[gkey]: limit_of_gross(g["gross"]) for g in groups}
     cut_of = {g[gkey]: max(0, g["pool"] - min(g["pool"], limits[g[gkey]])) for g in groups}
     cut_df = pl.DataFrame(
         {gkey: list(cut_of), "_cut": list(cut_of.values())},
