@@ -187,8 +187,7 @@ def evaluate_facts(
     """Evaluate already-derived facts (shared by ``compare`` and attribution)."""
     step = progress or (lambda _msg: None)
     _check_chosen(terms, only)
-    allocations = facts.allocations.collect()
-    runs = facts.runs.collect()
+    allocations, runs = facts.collect()
     chosen = [c for c in terms.contracts if only is None or c.name in only]
     _check_against_trace(terms, chosen, allocations)
     budgets = [(b, _source_of(terms, b)) for b in terms.budgets]
