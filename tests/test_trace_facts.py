@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from contractlang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
-from contractlang.trace import derive_facts, load_trace
+from contractlang.trace import derive, derive_facts, generate_trace, load_trace
 from contractlang.trace.schema import EVENTS
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -34,6 +34,14 @@ SCHEMA: dict[str, pl.DataType] = {
     "quantity": pl.Decimal(18, 6),
     "amount": pl.Decimal(18, 2),
 }
+
+
+@pytest.fixture(autouse=True, params=["packed keys", "by-run joins"])
+def asof_strategy(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with both ways of joining within a run (derive._Keys)."""
+    if request.param == "by-run joins":
+        monkeypatch.setattr(derive, "MAX_KEY_BITS", 0)
+    return str(request.param)
 
 
 def at(minutes: float) -> datetime:
@@ -368,6 +376,21 @@ def test_a_rollback_never_gives_negative_replayed_steps() -> None:
     assert row["replayed_time"] == mins(5)  # 20 − 15
 
 
+def test_a_checkpoint_without_a_step_leaves_replayed_steps_unknown() -> None:
+    a, r = facts(
+        [
+            start("r1", "a1", 0),
+            ev("r1", None, 10, "checkpoint"),  # valid, but no step recorded
+            ev("r1", "a1", 30, "reclaimed", step=300),
+        ]
+    )
+    assert a["a1"]["last_checkpoint_at"] == at(10)
+    assert a["a1"]["last_checkpoint_step"] is None
+    assert a["a1"]["replayed_time"] == mins(20)  # 30 − max(0, 10)
+    assert a["a1"]["replayed_steps"] is None  # 300 − unknown
+    assert r["r1"]["lost_steps"] == 0  # a sum skips unknowns, as in SQL
+
+
 # --------------------------------------------------------------------------- open allocations
 
 
@@ -440,3 +463,12 @@ def test_facts_are_a_function_of_each_runs_events(keep: list[str]) -> None:
     part, part_runs = derive_facts(load_trace(frame(part_rows))).collect()
     assert whole.filter(pl.col("run_id").is_in(keep)).equals(part)
     assert whole_runs.filter(pl.col("run_id").is_in(keep)).equals(part_runs)
+
+
+def test_both_join_strategies_agree_on_a_generated_trace(monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = load_trace(generate_trace(40, seed=9))
+    packed = derive_facts(trace).collect()
+    monkeypatch.setattr(derive, "MAX_KEY_BITS", 0)
+    by_run = derive_facts(trace).collect()
+    assert packed[0].equals(by_run[0])
+    assert packed[1].equals(by_run[1])

@@ -452,6 +452,18 @@ def test_w101_a_rollback_is_a_warning_not_an_error() -> None:
     assert trace.summary.warnings == 1
 
 
+def test_w101_follows_time_not_file_order() -> None:
+    rows = valid_rows()
+    # row 5 is the checkpoint at minute 12 with step 10; insert, before it in the file, one at
+    # minute 13 with step 8 (row 5), and one at minute 11 with step 9 (row 6)
+    rows.insert(4, ev("r1", None, 13, "checkpoint", step=8))
+    rows.insert(5, ev("r1", None, 11, "checkpoint", step=9))
+    trace = load(rows)
+    # in time order: 9 (minute 11), 10 (minute 12), 8 (minute 13): only step 8 goes back
+    assert [(w.code, w.span.line) for w in trace.warnings] == [("W101", 5)]
+    assert trace.warnings[0].message.endswith("step 10")
+
+
 def test_w101_no_warning_when_steps_only_go_up() -> None:
     rows = [*valid_rows(), ev("r1", None, 15, "checkpoint", step=10)]  # equal is not below
     assert load(rows).warnings == ()
@@ -469,3 +481,13 @@ def test_w102_float_money_is_read_by_its_shortest_text() -> None:
     started = trace.events.filter(pl.col("event") == "started")
     assert started["price"].item() == Decimal("2.1")  # not 2.100000000000000088…
     assert trace.events["price"].dtype == pl.Decimal(38, 18)
+
+
+def test_every_trace_code_is_documented() -> None:
+    from contractlang.codes import CODES
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "trace.md").read_text(encoding="utf-8")
+    trace_codes = [c for c in CODES if c.startswith(("T", "W1"))]
+    assert trace_codes
+    missing = [c for c in trace_codes if f"| {c} |" not in doc]
+    assert missing == []

@@ -24,6 +24,8 @@ How each fact is computed (``docs/trace.md`` has the definitions):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
 
 import polars as pl
 
@@ -32,6 +34,8 @@ from contractlang.trace.load import Trace
 from contractlang.trace.schema import END_EVENTS, RUN_KEY
 
 ZERO = pl.duration(microseconds=0, time_unit="us")
+#: Packed (run, time) keys must fit in a signed 64-bit integer, with room to spare.
+MAX_KEY_BITS = 62
 
 
 @dataclass(frozen=True)
@@ -60,56 +64,60 @@ def derive_facts(trace: Trace) -> Facts:
     event = pl.col("event")
     trace_cols = [pl.col(c).alias(TRACE_PREFIX + c) for c in trace.extras]
 
-    starts = ev.filter(event == "started").select(
-        RUN_KEY,
-        "run_id",
-        "alloc_id",
-        pl.col("ts").alias("start"),
-        "gpus",
-        "sku",
-        "zone",
-        pl.col("capacity").cast(pl.String),
-        *trace_cols,
-    )
-    ends = ev.filter(event.is_in(list(END_EVENTS))).select(
-        "alloc_id",
-        pl.col("ts").alias("end"),
-        event.cast(pl.String).alias("end_reason"),
-        pl.col("step").alias("end_step"),
-    )
-    notices = (
-        ev.filter(event == "notice").group_by("alloc_id").agg(pl.col("ts").min().alias("notice_at"))
-    )
-    own_requests = (
-        ev.filter((event == "requested") & pl.col("alloc_id").is_not_null())
-        .group_by("alloc_id")
-        .agg(pl.col("ts").min().alias("_own_request"))
-    )
-    run_requests = (
-        ev.filter((event == "requested") & pl.col("alloc_id").is_null())
-        .select(RUN_KEY, pl.col("ts").alias("_run_request"))
-        .sort([RUN_KEY, "_run_request"])
-    )
-    checkpoints = (
-        ev.filter((event == "checkpoint") & pl.col("valid").fill_null(True))
-        .select(
+    # the joins and sorts below carry only numbers (and `alloc_id` until the attempt order is
+    # known); the text columns are sorted once into the same order and set beside them (a
+    # join back on a row number would do too, but makes polars 2.1's streaming engine panic
+    # in this plan)
+    started = ev.filter(event == "started")
+    starts = started.select(RUN_KEY, "alloc_id", pl.col("ts").alias("start"), "gpus")
+    described = (
+        started.select(
             RUN_KEY,
-            pl.col("ts").alias("last_checkpoint_at"),
-            pl.col("step").alias("last_checkpoint_step"),
+            pl.col("ts").alias("_start"),
+            "run_id",
+            "alloc_id",
+            "sku",
+            "zone",
+            pl.col("capacity").cast(pl.String),
+            *trace_cols,
         )
-        .sort([RUN_KEY, "last_checkpoint_at"], maintain_order=True)  # ties: file order
+        .sort([RUN_KEY, "_start", "alloc_id"])
+        .drop(RUN_KEY, "_start")
     )
+    is_end = event.is_in(list(END_EVENTS))
+    ts = pl.col("ts")
+    # the end, the earliest notice and the earliest own request of each allocation: one pass
+    per_allocation = (
+        ev.filter(
+            pl.col("alloc_id").is_not_null() & (is_end | event.is_in(["notice", "requested"]))
+        )
+        .group_by("alloc_id")
+        .agg(
+            pl.when(is_end).then(ts).max().alias("end"),
+            pl.when(is_end).then(event).max().alias("end_reason"),
+            pl.when(is_end).then(pl.col("step")).max().alias("end_step"),
+            pl.when(event == "notice").then(ts).min().alias("notice_at"),
+            pl.when(event == "requested").then(ts).min().alias("_own_request"),
+        )
+    )
+    run_requests = ev.filter((event == "requested") & pl.col("alloc_id").is_null()).select(
+        RUN_KEY, pl.col("ts").alias("_run_request")
+    )
+    checkpoints = ev.filter((event == "checkpoint") & pl.col("valid").fill_null(True)).select(
+        RUN_KEY,
+        pl.col("ts").alias("last_checkpoint_at"),
+        pl.col("step").alias("last_checkpoint_step"),
+    )
+    keys = _Keys.of(trace)
 
     end = pl.col("end")
     if trace.open_at is not None:
-        open_ts = pl.lit(trace.open_at).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
-        end = end.fill_null(open_ts)
+        end = end.fill_null(_utc(trace.open_at))
     alloc = (
-        starts.join(ends, on="alloc_id", how="left", maintain_order="left")
-        .with_columns(end.alias("end"), pl.col("end_reason").fill_null("released"))
-        .join(notices, on="alloc_id", how="left", maintain_order="left")
-        .join(own_requests, on="alloc_id", how="left", maintain_order="left")
+        starts.join(per_allocation, on="alloc_id", how="left")
+        .with_columns(end.alias("end"), pl.col("end_reason").cast(pl.String).fill_null("released"))
         .sort([RUN_KEY, "start", "alloc_id"])
+        .drop("alloc_id")
     )
     same_run = pl.col(RUN_KEY) == pl.col(RUN_KEY).shift(1)
     index = pl.int_range(pl.len(), dtype=pl.Int64)
@@ -121,14 +129,7 @@ def derive_facts(trace: Trace) -> Facts:
 
     # queue_wait: the allocation's own request, else the latest run-level request at or
     # before the start and at or after the previous allocation's end
-    alloc = alloc.join_asof(
-        run_requests,
-        left_on="start",
-        right_on="_run_request",
-        by=RUN_KEY,
-        strategy="backward",
-        check_sortedness=False,
-    )
+    alloc = keys.asof(alloc, run_requests, "start", "_run_request", "backward")
     run_request = pl.when(
         (pl.col("attempt") == 1) | (pl.col("_run_request") >= pl.col("_previous_end"))
     ).then(pl.col("_run_request"))
@@ -136,41 +137,25 @@ def derive_facts(trace: Trace) -> Facts:
         (pl.col("start") - pl.coalesce(pl.col("_own_request"), run_request)).alias("queue_wait")
     )
 
-    # last valid checkpoint at or before the end
-    alloc = alloc.sort([RUN_KEY, "end"]).join_asof(
-        checkpoints,
-        left_on="end",
-        right_on="last_checkpoint_at",
-        by=RUN_KEY,
-        strategy="backward",
-        check_sortedness=False,
-    )
+    # the last valid checkpoint at or before the end (ties: the last in the file)
+    alloc = keys.asof(alloc, checkpoints, "end", "last_checkpoint_at", "backward")
 
     # replacement_wait: the first other allocation of the run starting at or after the end
-    start_groups = (
-        starts.group_by([RUN_KEY, "start"])
-        .agg(pl.len().alias("_starting"))
-        .sort([RUN_KEY, "start"])
+    start_groups = starts.group_by([RUN_KEY, "start"]).agg(pl.len().alias("_starting"))
+    alloc = keys.asof(
+        alloc,
+        start_groups.select(RUN_KEY, pl.col("start").alias("_next_ge"), "_starting"),
+        "end",
+        "_next_ge",
+        "forward",
     )
-    next_at_or_after = start_groups.select(
-        RUN_KEY, pl.col("start").alias("_next_ge"), pl.col("_starting")
-    )
-    next_after = start_groups.select(RUN_KEY, pl.col("start").alias("_next_gt"))
-    alloc = alloc.join_asof(
-        next_at_or_after,
-        left_on="end",
-        right_on="_next_ge",
-        by=RUN_KEY,
-        strategy="forward",
-        check_sortedness=False,
-    ).join_asof(
-        next_after,
-        left_on="end",
-        right_on="_next_gt",
-        by=RUN_KEY,
-        strategy="forward",
-        check_sortedness=False,
-        allow_exact_matches=False,
+    alloc = keys.asof(
+        alloc,
+        start_groups.select(RUN_KEY, pl.col("start").alias("_next_gt")),
+        "end",
+        "_next_gt",
+        "forward",
+        exact=False,
     )
     # a zero-length allocation finds its own start among those at its end: it needs another
     # allocation starting then, or else the next start strictly after
@@ -192,9 +177,7 @@ def derive_facts(trace: Trace) -> Facts:
         .then(pl.lit(0, dtype=pl.Int64))
         .when(pl.col("last_checkpoint_at").is_null())
         .then(pl.col("end_step"))
-        .otherwise(
-            pl.max_horizontal(pl.lit(0), pl.col("end_step") - pl.col("last_checkpoint_step"))
-        )
+        .otherwise((pl.col("end_step") - pl.col("last_checkpoint_step")).clip(lower_bound=0))
     )
     alloc = alloc.with_columns(
         runtime.alias("runtime"),
@@ -208,7 +191,9 @@ def derive_facts(trace: Trace) -> Facts:
         .then(replayed_steps)
         .alias("replayed_steps"),
     )
-    allocations = alloc.sort([RUN_KEY, "attempt"]).select(
+    alloc = alloc.sort([RUN_KEY, "attempt"])
+    alloc = pl.concat([alloc, described], how="horizontal")  # both in attempt order
+    allocations = alloc.select(
         [pl.col(c).cast(t) for c, t in ALLOCATION_SCHEMA.items()]
         + [pl.col(TRACE_PREFIX + c) for c in trace.extras]
         + [pl.col(RUN_KEY)]
@@ -251,3 +236,83 @@ def _runs(ev: pl.LazyFrame, allocations: pl.LazyFrame) -> pl.LazyFrame:
         )
         .select([pl.col(c).cast(t) for c, t in RUN_SCHEMA.items()])
     )
+
+
+def _utc(moment: datetime) -> pl.Expr:
+    return pl.lit(moment).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """As-of joins within a run.
+
+    When the trace's runs and time span fit, (run, time) pairs are packed into one integer,
+    ``run_key × 2^shift + µs since the first event``, so an as-of join within a run is a
+    plain as-of join on that integer (a match from another run is then discarded), which is
+    much cheaper than ``join_asof(by=…)``. Otherwise ``by`` is used. Both give the same rows.
+    """
+
+    origin: datetime | None
+    shift: int = 0
+
+    @staticmethod
+    def of(trace: Trace) -> _Keys:
+        s = trace.summary
+        if s.first_ts is None or s.last_ts is None:
+            return _Keys(None)
+        moments = [s.first_ts, s.last_ts, *([trace.open_at] if trace.open_at else [])]
+        lo, hi = min(moments), max(moments)
+        span = (hi - lo) // timedelta(microseconds=1)
+        shift = max(1, span.bit_length())
+        if shift + max(1, s.runs.bit_length()) > MAX_KEY_BITS:
+            return _Keys(None)
+        return _Keys(lo, shift)
+
+    def _key(self, column: str) -> pl.Expr:
+        assert self.origin is not None
+        since = (pl.col(column) - _utc(self.origin)).dt.total_microseconds()
+        return pl.col(RUN_KEY).cast(pl.Int64) * (1 << self.shift) + since
+
+    def asof(
+        self,
+        left: pl.LazyFrame,
+        right: pl.LazyFrame,
+        left_on: str,
+        right_on: str,
+        strategy: Literal["backward", "forward"],
+        *,
+        exact: bool = True,
+    ) -> pl.LazyFrame:
+        """Join to each row of ``left`` the row of ``right`` of the same run nearest in time:
+        the latest at or before ``left_on`` (backward) or the earliest at or after it
+        (forward); strictly before or after when ``exact`` is false. Ties in ``right``: the
+        last (backward) or first (forward) in its current order."""
+        if self.origin is None:
+            return left.sort([RUN_KEY, left_on]).join_asof(
+                right.sort([RUN_KEY, right_on], maintain_order=True),
+                left_on=left_on,
+                right_on=right_on,
+                by=RUN_KEY,
+                strategy=strategy,
+                allow_exact_matches=exact,
+                check_sortedness=False,
+            )
+        columns = [c for c in right.collect_schema().names() if c != RUN_KEY]
+        keyed_left = left.with_columns(self._key(left_on).alias("_lkey")).sort("_lkey")
+        keyed_right = (
+            right.with_columns(self._key(right_on).alias("_rkey"))
+            .rename({RUN_KEY: "_rrun"})
+            .sort("_rkey", maintain_order=True)
+        )
+        joined = keyed_left.join_asof(
+            keyed_right,
+            left_on="_lkey",
+            right_on="_rkey",
+            strategy=strategy,
+            allow_exact_matches=exact,
+            check_sortedness=False,
+        )
+        same_run = pl.col("_rrun") == pl.col(RUN_KEY)
+        return joined.with_columns(
+            pl.when(same_run).then(pl.col(c)).alias(c) for c in columns
+        ).drop("_lkey", "_rkey", "_rrun")
