@@ -98,9 +98,22 @@ def measure(value: Fraction | None, unit: DisplayUnit, precision: int = 2) -> st
 
 
 def measure_human(value: Fraction | None, unit: DisplayUnit, precision: int = 2) -> str:
+    """A budget measure for people: money with thousands separators at the contract's
+    precision; other measures to at most 4 places, without trailing zeros.
+
+    >>> measure_human(Fraction(164), DisplayUnit("", Fraction(1), "plain"))
+    '164'
+    >>> measure_human(Fraction(12345678, 1000), DisplayUnit("USD", Fraction(1), "money"))
+    '12,345.68 USD'
+    """
     text = measure(value, unit, precision)
     if text is None:
         return "none"
+    number = Decimal(text)
+    if unit.kind == "money":
+        shown = f"{number:,}"
+    else:
+        shown = f"{number.normalize():,f}" if number != 0 else "0"
     if unit.kind == "percent":
-        return f"{text}%"
-    return f"{text} {unit.label}".strip()
+        return f"{shown}%"
+    return f"{shown} {unit.label}".strip()

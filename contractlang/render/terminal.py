@@ -3,6 +3,7 @@ billed, lost progress, promise breaches, then each budget requirement in plain w
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -18,7 +19,7 @@ from contractlang.render.numbers import (
 
 
 def summary_table(result: Evaluation) -> Table:
-    table = Table(title=None, show_lines=False, header_style="bold", pad_edge=False)
+    table = Table(title=None, show_lines=False, header_style="bold", box=box.SIMPLE_HEAD)
     table.add_column("", style="dim", no_wrap=True)
     for c in result.contracts:
         table.add_column(c.name, justify="right", overflow="fold")
@@ -66,14 +67,16 @@ def _notice(c: ContractResult) -> str:
     p = c.promises
     if p.notice_us is None:
         return "no promise"
-    return f"{p.notice_breaches} of {p.reclaims} reclaims (< {duration_human(p.notice_us)})"
+    promised = duration_human(p.notice_us)
+    return f"{p.notice_breaches} of {p.reclaims} reclaims had < {promised} notice"
 
 
 def _restart(c: ContractResult) -> str:
     p = c.promises
     if p.restart_us is None:
         return "no promise"
-    return f"{p.restart_breaches} of {p.replacements} restarts (> {duration_human(p.restart_us)})"
+    promised = duration_human(p.restart_us)
+    return f"{p.restart_breaches} of {p.replacements} restarts took > {promised}"
 
 
 def requirement_line(r: RequirementResult, precision: int) -> Text:
