@@ -27,3 +27,9 @@ def test_mypy_clean() -> None:
 def test_ruff_format_clean() -> None:
     proc = _run(sys.executable, "-m", "ruff", "format", "--check", *CODE)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_python_dash_m_and_version() -> None:
+    proc = _run(sys.executable, "-m", "contractlang", "--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("contractlang ")

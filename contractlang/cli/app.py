@@ -8,12 +8,31 @@ import typer
 
 app = typer.Typer(
     name="contractlang",
-    help="Evaluate spot GPU contract terms against usage traces.",
+    help="Evaluate spot GPU contract terms against usage traces.\n\n"
+    "Exit codes: 0 ok (every budget met), 1 a budget not met or a file not formatted, "
+    "2 bad input, 3 internal error.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+def _version(value: bool) -> None:
+    if value:
+        from contractlang import __version__
+
+        typer.echo(f"contractlang {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    """Evaluate spot GPU contract terms against usage traces."""
+
 
 #: Command modules; each defines ``register(app)``.
 COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "trace"]
