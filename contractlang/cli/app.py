@@ -17,6 +17,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+
 def _version(value: bool) -> None:
     if value:
         from contractlang import __version__
