@@ -17,6 +17,7 @@ from typing import Literal, overload
 import polars as pl
 
 from contractlang import ast
+from contractlang.check import constant_value
 from contractlang.compile import (
     MICROS,
     MONEY_SCALE,
@@ -24,7 +25,6 @@ from contractlang.compile import (
     Val,
     compile_expr,
     condition,
-    constant,
     dec,
     mul,
     to_micros,
@@ -89,8 +89,8 @@ def apply_contract(
     ``billable_time``; ``rate_index`` and ``price_per_gpu_hour`` of the rate that applies;
     ``charge`` and ``replayed_cost`` (Decimal 38,20);
     ``charge_minor``; ``credit_<m>`` (Decimal 38,20, null where the credit does not apply) and
-    ``credit_<m>_minor``; ``credit_negative`` (credits computed below zero, counted as 0);
-    ``cap_<c>_minor`` per allocation cap; ``credit_pool_minor`` after allocation caps.
+    ``credit_<m>_minor``; ``cap_<c>_minor`` per allocation cap; ``credit_pool_minor`` after
+    allocation caps.
     """
 
     def label(c: ast.Clause) -> str:
@@ -180,13 +180,11 @@ def apply_contract(
 
     # (6) credits: each a money amount where its condition holds; below zero counts as zero
     credit_terms = []
-    negatives: list[pl.Expr] = []
     for m, c in enumerate(credits):
         col = f"credit_{m}"
         amount = to_money(compile_expr(c.amount, env))
         value = pl.when(condition(c.when, env)).then(amount).otherwise(None)
         lf = lf.with_columns(value.alias(col))
-        negatives.append((pl.col(col) < 0).fill_null(False).cast(pl.Int32))
         zero = pl.lit(0, dtype=dec(MONEY_SCALE))
         clipped = pl.max_horizontal(pl.col(col), zero)
         lf = lf.with_columns(
@@ -201,7 +199,6 @@ def apply_contract(
         pool = pool + pl.col(t.column).fill_null(0)
     lf = lf.with_columns(
         credit_pool_minor=pool,
-        credit_negative=pl.sum_horizontal(negatives) if negatives else pl.lit(0, pl.Int32),
     )
 
     # (7a) allocation caps, in file order, each cutting what the previous left
@@ -247,7 +244,7 @@ def cap_limit(cap: ast.Cap, gross_minor: pl.Expr | int, s: Settings) -> pl.Expr 
     pct = cap_percent(cap)
     if pct is not None:
         return (gross_minor * pct.numerator) // pct.denominator
-    value = constant(cap.limit)
+    value = constant_value(cap.limit)
     if value is None:
         raise InternalError("a checked cap limit evaluated to none")
     limit = floor_minor(value, s.minor)

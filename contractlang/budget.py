@@ -295,12 +295,17 @@ def _aggregate_quotients(call: ast.Call, runs: pl.DataFrame) -> Value:
     raise InternalError(f"unknown aggregate `{call.func}`")
 
 
-def _interpolate(ordered: list[Fraction], q: Fraction) -> Fraction:
-    """Linear interpolation between the closest ranks of sorted values (numpy's default)."""
-    pos = q * (len(ordered) - 1)
+def _ranks(n: int, q: Fraction) -> tuple[int, int, Fraction]:
+    """The two closest ranks around position ``q × (n − 1)`` and the weight of the upper one:
+    linear interpolation between closest ranks, numpy's default."""
+    pos = q * (n - 1)
     lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+    return lo, min(lo + 1, n - 1), pos - lo
+
+
+def _interpolate(ordered: list[Fraction], q: Fraction) -> Fraction:
+    lo, hi, weight = _ranks(len(ordered), q)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * weight
 
 
 RowValue = Fraction | bool | str | None
@@ -375,8 +380,6 @@ def exact_percentile(
     n = ordered.len()
     if n == 0:
         return None
-    pos = q * (n - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, n - 1)
+    lo, hi, weight = _ranks(n, q)
     low, high = _exact(ordered[lo]) * factor, _exact(ordered[hi]) * factor
-    return low + (high - low) * (pos - lo)
+    return low + (high - low) * weight

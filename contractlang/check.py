@@ -913,7 +913,7 @@ class _Checker:
         )
         before = len(self.diags)
         t = self.infer(req.expr, ctx)
-        inner_failed = t.failed or len(self.diags) > before
+        inner_failed = t.failed or any(d.is_error for d in self.diags[before:])
         expr = req.expr
         example = "such as `require p95(cost_per_accepted_run) <= 12000 USD`"
         if not isinstance(expr, A.Compare):
@@ -946,6 +946,13 @@ class _Checker:
                     "E212",
                     f"the limit of a `require` must be constant, but `{show(limit)}` is not",
                     limit.span,
+                )
+            elif not inner_failed and constant_value(limit) is None:
+                self.error(
+                    "E213",
+                    f"the limit `{show(limit)}` has no value (it is `none` or divides by zero)",
+                    limit.span,
+                    help="write the limit as a number with its unit, such as `12000 USD`",
                 )
 
     # -- expressions

@@ -4,7 +4,7 @@ Codes are stable: a code, once published, keeps its meaning. `docs/language.md` 
 `docs/trace.md` list each with an example; a test checks that every code here is documented.
 
 - E0xx syntax and input, E1xx names, E2xx types and units, E3xx contract structure,
-  E4xx evaluation, T0xx trace validation; W-codes are warnings.
+  E4xx evaluation, E5xx command line and output files, T0xx trace validation; W-codes are warnings.
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ CODES: dict[str, str] = {
     "E403": "trace column missing",
     "E404": "trace column is not numeric",
     "E405": "value out of range",
+    # command line and files
+    "E501": "cannot write file",
+    "E502": "invalid command-line input",
     # trace validation
     "T001": "missing required column",
     "T002": "column has the wrong type",

@@ -155,14 +155,6 @@ def to_micros(v: Val) -> pl.Expr:
     return apply_factor(micro, 6).round(0, mode="half_away_from_zero").cast(pl.Int64)
 
 
-def to_fraction_const(v: Val) -> Fraction | None:
-    """Evaluate a constant number (no columns) exactly; None for none."""
-    value = pl.select(v.expr.cast(dec(max(v.scale, 0))).alias("v")).item()
-    if value is None:
-        return None
-    return Fraction(Decimal(value)) * v.factor
-
-
 # --------------------------------------------------------------------------- the compiler
 
 
@@ -352,9 +344,3 @@ def condition(when: ast.Expr | None, env: Env) -> pl.Expr:
     if when is None:
         return pl.lit(True)
     return compile_expr(when, env).expr.fill_null(False)
-
-
-def constant(e: ast.Expr) -> Fraction | None:
-    """The exact value of a constant numeric expression (a literal duration, money, percent)."""
-    env = Env(columns={}, promises={}, computed={})
-    return to_fraction_const(compile_expr(e, env))

@@ -122,7 +122,8 @@ class Evaluation:
     contracts: tuple[ContractResult, ...]
     budgets: tuple[ast.Budget, ...]
     trace: Trace
-    warnings: tuple[Diagnostic, ...] = ()
+    warnings: tuple[Diagnostic, ...] = ()  # of the terms and of the trace
+    sources: dict[str, Source] = field(default_factory=dict, repr=False)
 
     @property
     def verdict(self) -> str:
@@ -163,6 +164,7 @@ def evaluate(
     step = progress or (lambda _msg: None)
     step("reading terms")
     t = terms if isinstance(terms, Terms) else load_terms(_paths(terms))
+    _check_chosen(t, contracts)  # before the trace: a wrong name should fail fast
     step("loading trace")
     tr = trace if isinstance(trace, Trace) else load_trace(trace, open_at=open_at)
     step("deriving facts")
@@ -204,13 +206,33 @@ def evaluate_facts(
                 file=_file_of(terms, contract),
             )
         )
-    return Evaluation(tuple(results), terms.budgets, trace, terms.warnings)
+    return Evaluation(
+        tuple(results),
+        terms.budgets,
+        trace,
+        (*terms.warnings, *trace.warnings),
+        terms.sources,
+    )
 
 
 def _check_chosen(terms: Terms, only: Sequence[str] | None) -> None:
     """Every contract asked for by name exists: a misspelt `--contract` must not evaluate
     nothing and report every budget met."""
     names = [c.name for c in terms.contracts]
+    if not names:
+        raise ContractlangError(
+            [
+                error(
+                    "E502",
+                    "the terms define no contract, so there is nothing to evaluate",
+                    NO_SPAN,
+                    file="contractlang",
+                    help="give at least one `.spot` file with a `contract` block "
+                    "(budgets apply to the contracts evaluated with them)",
+                )
+            ],
+            terms.sources,
+        )
     unknown = [n for n in only or () if n not in names]
     if not unknown:
         return
@@ -220,7 +242,7 @@ def _check_chosen(terms: Terms, only: Sequence[str] | None) -> None:
         listing = ", ".join(f"`{n}`" for n in names) or "none"
         diags.append(
             error(
-                "E001",
+                "E502",
                 f"the terms have no contract `{name}`",
                 NO_SPAN,
                 file="contractlang",
@@ -320,18 +342,6 @@ def _contract_nodes(contract: ast.Contract) -> list[ast.Expr]:
     return nodes
 
 
-def _float_columns_to_decimal(allocations: pl.DataFrame) -> pl.DataFrame:
-    """A float `trace.<column>` is read as the decimal its shortest text spells (2.1 → 2.1)."""
-    floats = [
-        c for c, t in allocations.schema.items() if c.startswith(TRACE_PREFIX) and t.is_float()
-    ]
-    if not floats:
-        return allocations
-    return allocations.with_columns(
-        pl.col(c).cast(pl.String).cast(pl.Decimal(38, 10)) for c in floats
-    )
-
-
 def evaluate_contract(
     contract: ast.Contract,
     allocations: pl.DataFrame,
@@ -343,9 +353,7 @@ def evaluate_contract(
 ) -> ContractResult:
     """One contract over collected facts; ``budgets`` pairs each budget with its source text."""
     s = read_settings(contract)
-    lf, plan = apply_contract(
-        _float_columns_to_decimal(allocations).lazy(), contract, s, source_text
-    )
+    lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
     wide = _collect_amounts(lf, contract, file, source_text)
     _check_priced(contract, wide, file, source_text)
     warnings = _negative_credit_warnings(wide, plan, file)

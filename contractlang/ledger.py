@@ -35,8 +35,9 @@ KIND_ORDER = {"charge": 0, "exclusion": 1, "credit": 2, "cap": 3}
 GPU_HOUR_US = Fraction(1, 3_600_000_000)
 
 
-def gpu_hours(gpu_us: pl.Expr, scale: int = 6) -> pl.Expr:
-    """GPU-microseconds as GPU-hours, rounded half away from zero to ``scale`` places.
+def hours(gpu_us: pl.Expr, scale: int = 6) -> pl.Expr:
+    """Microseconds as hours (so GPU-microseconds as GPU-hours), rounded half away from zero
+    to ``scale`` places.
 
     Polars rounds a decimal division or cast half to even, so the quotient is kept to
     ``scale + 6`` places first and then rounded half away from zero. The first rounding cannot
@@ -45,10 +46,6 @@ def gpu_hours(gpu_us: pl.Expr, scale: int = 6) -> pl.Expr:
     """
     hours = apply_factor(Val(gpu_us.cast(dec(0)), "num", 0, GPU_HOUR_US), scale + 6)
     return hours.round(scale, mode="half_away_from_zero").cast(dec(scale))
-
-
-def hours(us: pl.Expr, scale: int = 6) -> pl.Expr:
-    return gpu_hours(us, scale)
 
 
 def build_ledger(r: ContractResult) -> pl.DataFrame:
@@ -83,7 +80,7 @@ def build_ledger(r: ContractResult) -> pl.DataFrame:
             pl.lit(line, dtype=pl.Int64).alias("line"),
             (alloc_month if dated else pl.col("settle_month")).alias("month"),
             (alloc_date if dated else pl.lit(None, dtype=pl.Date)).alias("date"),
-            (gpu_hours(quantity_us) if quantity_us is not None else pl.lit(None, dec(6))).alias(
+            (hours(quantity_us) if quantity_us is not None else pl.lit(None, dec(6))).alias(
                 "quantity_gpu_hours"
             ),
             money(amount_minor).alias("amount"),
@@ -215,10 +212,10 @@ def runs_table(r: ContractResult) -> pl.DataFrame:
         .with_columns(
             contract=pl.lit(r.name),
             time_to_accept_hours=hours(us("time_to_accept")),
-            metered_gpu_hours=gpu_hours(us("metered_gpu_time")),
-            excluded_gpu_hours=gpu_hours(pl.col("excluded_gpu_us")),
-            billable_gpu_hours=gpu_hours(pl.col("billable_gpu_us")),
-            lost_gpu_hours=gpu_hours(us("lost_gpu_time")),
+            metered_gpu_hours=hours(us("metered_gpu_time")),
+            excluded_gpu_hours=hours(pl.col("excluded_gpu_us")),
+            billable_gpu_hours=hours(pl.col("billable_gpu_us")),
+            lost_gpu_hours=hours(us("lost_gpu_time")),
         )
         .select(RUN_COLUMNS)
         .sort("run_id")

@@ -13,7 +13,7 @@ from fractions import Fraction
 import polars as pl
 
 from contractlang import ast
-from contractlang.compile import constant
+from contractlang.check import constant_value
 from contractlang.errors import InternalError
 
 MICROS_PER_SECOND = 1_000_000
@@ -56,7 +56,7 @@ class Settings:
 
 
 def _micros(e: ast.Expr) -> int:
-    value = constant(e)
+    value = constant_value(e)
     if value is None:
         raise InternalError("a checked duration evaluated to none")
     return round(value * MICROS_PER_SECOND)

@@ -1222,3 +1222,11 @@ def test_nesting_at_the_parsers_limit_checks() -> None:
 def test_caps_may_repeat_at_a_level() -> None:
     # "the lesser of 30% of gross and 1000 USD per run": two run caps, the tighter binds
     clean(contract("cap credits at 30% of gross per run", "cap credits at 1000 USD per run"))
+
+
+@pytest.mark.parametrize("limit", ["10 USD / 0", "none"])
+def test_require_limit_without_a_value(limit: str) -> None:
+    # a constant limit that is none (literally, or 10 USD ÷ 0) would leave nothing to compare
+    diags = [d for d in run(budget(f"mean(net) <= {limit}")).diagnostics if d.is_error]
+    assert [(d.code, d.span.line, d.span.col) for d in diags] == [("E213", 2, 24)]
+    # line 2 is `  require mean(net) <= …`: the limit starts after 2 + 8 + 13 = 23 characters

@@ -1960,6 +1960,6 @@ def test_cli_unknown_contract_name_is_bad_input(tmp_path: Path, trace_file: Path
     # evaluating nothing would report every budget met; a misspelt name is an error instead
     assert result.exit_code == 2
     (diag,) = json.loads(result.stdout)["diagnostics"]
-    assert diag["code"] == "E001"
+    assert diag["code"] == "E502"
     assert diag["message"] == "the terms have no contract `promise`"
     assert diag["help"] == "did you mean `promises`?"

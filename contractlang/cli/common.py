@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from typing import NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -71,16 +71,3 @@ def guarded(fmt_param: str | None = "fmt") -> Callable[[Callable[P, R]], Callabl
         return wrapper
 
     return deco
-
-
-def read_text_file(path: str) -> tuple[str | None, Any]:
-    """Read a file as UTF-8. Returns ``(text, None)`` or ``(None, reason)``."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        return None, exc.strerror or str(exc)
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        return None, exc

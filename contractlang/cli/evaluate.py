@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
         if fmt is OutputFormat.json:
             sys.stdout.write(render_json(result))
         else:
-            print_diagnostics(warnings, {}, OutputFormat.text)
+            print_diagnostics(warnings, result.sources, OutputFormat.text)
             render_summary(result, out)
             for path, what in ((ledger, "ledger"), (runs, "per-run table")):
                 if path is not None:

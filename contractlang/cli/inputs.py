@@ -18,7 +18,14 @@ TABLE_SUFFIXES = (".parquet", ".csv")
 
 
 def usage_error(message: str, help: str | None = None) -> ContractlangError:
-    return ContractlangError([error("E001", message, NO_SPAN, file="contractlang", help=help)])
+    """Bad command-line input (E502): a message naming the flag or argument, exit code 2."""
+    return ContractlangError([error("E502", message, NO_SPAN, file="contractlang", help=help)])
+
+
+def write_error(path: Path, reason: str) -> ContractlangError:
+    return ContractlangError(
+        [error("E501", f"cannot write `{path}`: {reason}", NO_SPAN, file="contractlang")]
+    )
 
 
 def split_terms_and_trace(paths: Sequence[Path]) -> tuple[list[Path], Path]:
@@ -65,15 +72,24 @@ def check_table_path(path: Path | None, flag: str) -> None:
         raise usage_error(
             f"`{flag} {path}`: the file must end in `.parquet` or `.csv`",
         )
-    if not path.parent.exists():
-        raise usage_error(f"`{flag} {path}`: the folder `{path.parent}` does not exist")
+    parent = path.parent
+    if not parent.exists():
+        raise usage_error(f"`{flag} {path}`: the folder `{parent}` does not exist")
+    if not parent.is_dir():
+        raise usage_error(f"`{flag} {path}`: `{parent}` is a file, not a folder")
+    if path.is_dir():
+        raise usage_error(f"`{flag} {path}`: `{path}` is a folder")
 
 
 def write_table(frame: pl.DataFrame, path: Path) -> None:
-    if path.suffix.lower() == ".csv":
-        frame.write_csv(path)
-    else:
-        frame.write_parquet(path)
+    """Write Parquet or CSV by extension; a failure to write is a clean E501 (exit 2)."""
+    try:
+        if path.suffix.lower() == ".csv":
+            frame.write_csv(path)
+        else:
+            frame.write_parquet(path)
+    except OSError as exc:
+        raise write_error(path, exc.strerror or str(exc)) from None
 
 
 @contextmanager

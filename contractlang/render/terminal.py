@@ -84,7 +84,8 @@ def requirement_line(r: RequirementResult, precision: int) -> Text:
     if r.verdict == "not measurable":
         return Text.assemble(
             ("  ? ", "yellow bold"),
-            f"{r.text}: not measurable (no runs to measure) — not met",
+            f"{r.text}: not measurable (the measured value is none: no runs to measure, "
+            "or a division by zero) — not met",
         )
     margin = r.margin
     assert margin is not None
@@ -119,9 +120,9 @@ def verdict_line(result: Evaluation) -> Text:
             f"\nverdict: every contract meets every budget ({total} of {total}).",
             style="green bold",
         )
-    names = ", ".join(meeting) if meeting else "none"
+    which = f" ({', '.join(meeting)})" if meeting else ""
     return Text(
-        f"\nverdict: {len(meeting)} of {total} contracts meet every budget ({names}).",
+        f"\nverdict: {len(meeting)} of {total} contracts meet every budget{which}.",
         style="red bold",
     )
 
