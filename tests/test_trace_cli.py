@@ -71,7 +71,16 @@ def test_validate_a_valid_trace_exits_0_with_a_summary(tmp_path: Path) -> None:
     lines = {line.split()[0] + " " + line.split()[1]: line for line in result.stdout.splitlines()}
     assert lines["rows read"].split()[2] == "5"
     assert lines["lost GPU-hours"].split()[2] == "2.00"  # 8 GPUs × (50 − 35) min = 2 h
+    assert result.stdout.splitlines()[-1] == "5 rows: valid"
     assert result.stderr == ""
+
+
+def test_validate_totals_warnings(tmp_path: Path) -> None:
+    rows = [*VALID[:3], "r1,,2025-01-01T00:40:00Z,job,checkpoint,,90", *VALID[3:]]
+    result = run("validate", str(csv(tmp_path, rows)))
+    assert result.exit_code == 0, result.output
+    assert "warning[W101]" in result.stderr  # step 90 after step 100
+    assert result.stdout.splitlines()[-1] == "6 rows: valid, 1 warning"
 
 
 def test_validate_an_invalid_trace_exits_2_naming_the_row(tmp_path: Path) -> None:
@@ -86,6 +95,17 @@ def test_validate_an_invalid_trace_exits_2_naming_the_row(tmp_path: Path) -> Non
     assert f"{path}: row 6: error[T004]: unknown event `strated`" in result.stderr
     assert "help: did you mean `started`?" in result.stderr
     assert result.stdout == ""
+    # 5 + 1 rows; T011 on row 2, T004 on row 6
+    assert result.stderr.splitlines()[-1] == "6 rows: invalid, 2 errors in 2 rows"
+
+
+def test_validate_totals_when_no_row_was_checked(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("run_id,alloc_id,ts,source,event\n", encoding="utf-8")  # no `gpus`
+    result = run("validate", str(path))
+    assert result.exit_code == 2
+    assert "error[T001]: missing required column `gpus`" in result.stderr
+    assert result.stderr.splitlines()[-1] == "invalid, 1 error; no rows were checked"
 
 
 def test_validate_json(tmp_path: Path) -> None:
@@ -120,7 +140,8 @@ def test_a_bad_open_at_exits_2(tmp_path: Path, value: str) -> None:
     result = run("validate", str(csv(tmp_path, VALID)), "--open-at", value)
     no_traceback(result)
     assert result.exit_code == 2
-    assert "--open-at" in result.stderr
+    assert f"error[E502]: `--open-at {value}`" in result.stderr  # a command-line error
+    assert "rows" not in result.stderr  # and no trace total: the trace was not looked at
 
 
 def test_max_problems(tmp_path: Path) -> None:
@@ -129,6 +150,7 @@ def test_max_problems(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.count("error[T004]") == 5
     assert "found 30 problems; the first 5 are shown" in result.stderr
+    assert result.stderr.splitlines()[-1] == "30 rows: invalid, 30 errors in 30 rows"
 
 
 def test_unreadable_trace_exits_2(tmp_path: Path) -> None:
@@ -158,6 +180,45 @@ def test_facts_rejects_an_unknown_output_format(tmp_path: Path) -> None:
     assert result.exit_code == 2
 
 
+@pytest.mark.parametrize("command", ["facts", "generate"])
+def test_out_under_a_regular_file_is_a_clean_error(tmp_path: Path, command: str) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("", encoding="utf-8")
+    target = afile / "f.parquet"
+    args = [str(csv(tmp_path, VALID))] if command == "facts" else ["--runs", "2"]
+    result = run(command, *args, "--out", str(target))
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "internal error" not in result.output
+    assert f"error[E502]: `--out {target}`: `{afile}` is a file, not a folder" in result.stderr
+
+
+def test_generate_reports_a_failed_write_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(frame: pl.DataFrame, path: Path) -> None:
+        raise OSError(f"Permission denied (os error 13): {path}")  # as polars raises it
+
+    monkeypatch.setattr(trace_cli, "write_trace", refuse)
+    out = tmp_path / "g.ndjson"
+    result = run("generate", "--runs", "2", "--out", str(out))
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert f"error[E501]: cannot write `{out}`: permission denied" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("exc", "reason"),
+    [
+        (OSError("Not a directory (os error 20): /tmp/a/b.parquet"), "not a directory"),
+        (OSError(13, "Permission denied"), "permission denied"),
+        (OSError(""), "write error"),
+    ],
+)
+def test_os_reason(exc: OSError, reason: str) -> None:
+    assert trace_cli.os_reason(exc) == reason
+
+
 def test_generate_is_deterministic_and_valid(tmp_path: Path) -> None:
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
     first = run("generate", "--runs", "20", "--seed", "3", "--out", str(a))
@@ -177,4 +238,8 @@ def test_generate_csv_and_bad_paths(tmp_path: Path) -> None:
     assert bad.exit_code == 2
     naive = run("generate", "--runs", "3", "--start", "2025-01-01", "--out", str(path))
     assert naive.exit_code == 2
-    assert "has no UTC offset" in naive.stderr
+    assert "error[E502]: `--start 2025-01-01` has no UTC offset" in naive.stderr
+    word = run("generate", "--runs", "3", "--start", "soon", "--out", str(path))
+    assert word.exit_code == 2
+    assert "error[E502]: `--start soon` is not an ISO 8601 timestamp" in word.stderr
+    assert "--open-at" not in naive.stderr + word.stderr

@@ -181,7 +181,89 @@ def test_t017_csv_that_is_not_utf8(tmp_path: Path) -> None:
     path.write_bytes((HEADER + "\n").encode() + b"r1,,\xff\xfe,scheduler,requested,,,,,,,,,,\n")
     with pytest.raises(ContractlangError) as info:
         load_trace(path)
-    assert [d.code for d in info.value.diagnostics] == ["T017"]
+    (d,) = info.value.diagnostics
+    assert (d.code, d.span.line) == ("T017", 1)  # data row 1
+    # the header and its newline, then `r1,,` (4 bytes): the bad byte is at offset len + 4
+    offset = len(HEADER) + 1 + 4
+    assert d.message == f"cannot read `{path}`: invalid utf-8 at line 2, byte offset {offset}"
+    assert d.headline().startswith(f"{path}: row 1: error[T017]")
+
+
+def test_t017_invalid_utf8_row_counts_csv_rows_not_lines(tmp_path: Path) -> None:
+    head = "run_id,alloc_id,ts,source,event,gpus,note\n"
+    row1 = "r1,,2025-01-01T00:00:00Z,scheduler,requested,,plain\n"
+    row2 = 'r1,,2025-01-01T00:01:00Z,scheduler,requested,,"two\nlines, ""quoted"""\n'
+    row3 = "r1,,2025-01-01T00:02:00Z,scheduler,requested,,caf"
+    path = tmp_path / "t.csv"
+    path.write_bytes((head + row1 + row2 + row3).encode() + b"\xe9\n")  # Latin-1 é
+    with pytest.raises(ContractlangError) as info:
+        load_trace(path)
+    (d,) = info.value.diagnostics
+    # data row 3 is on line 5: line 1 the header, line 2 row 1, lines 3–4 row 2 (a quoted
+    # newline); the bad byte follows all of row 3's text
+    offset = len(head) + len(row1) + len(row2) + len(row3)
+    assert d.span.line == 3
+    assert d.message.endswith(f"invalid utf-8 at line 5, byte offset {offset:,}")
+
+
+def test_t017_invalid_utf8_in_the_header(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"run_id,\xffalloc_id,ts,source,event,gpus\n")
+    with pytest.raises(ContractlangError) as info:
+        load_trace(path)
+    (d,) = info.value.diagnostics
+    assert d.span.line == 0  # a whole-file problem: no row
+    # `run_id,` is 7 bytes
+    assert d.message == f"cannot read `{path}`: invalid utf-8 in the header (line 1, byte offset 7)"
+
+
+def test_invalid_utf8_is_found_across_chunks(tmp_path: Path) -> None:
+    from contractlang.trace.load import _invalid_utf8_at
+
+    path = tmp_path / "t.csv"
+    # `é` (2 bytes) straddles the 1 MiB chunk boundary: valid; then a newline and a bad byte
+    mib = 1 << 20
+    path.write_bytes(b"a" * (mib - 1) + "é".encode() + b"\n" + b"\xff")
+    # offset: (mib − 1) + 2 + 1; one newline before it: line 2; record 1
+    assert _invalid_utf8_at(path) == (mib + 2, 2, 1)
+    path.write_bytes(b"ab\xc3")  # cut short at the end of the file
+    assert _invalid_utf8_at(path) == (2, 1, 0)
+    path.write_bytes("ok\né\n".encode())
+    assert _invalid_utf8_at(path) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("junk.csv", "random", "not a CSV file (binary content)"),
+        ("junk.ndjson", "random", "not an NDJSON file (binary content)"),
+        ("t.csv", "parquet", "not a CSV file (binary content)"),
+        ("t.csv", "utf16", "it is UTF-16 text, not UTF-8"),
+    ],
+)
+def test_t017_binary_content_is_one_clear_error(
+    tmp_path: Path, name: str, content: str, message: str
+) -> None:
+    import random
+
+    path = tmp_path / name
+    if content == "random":
+        path.write_bytes(random.Random(7).randbytes(5000))
+    elif content == "parquet":
+        pl.DataFrame({"run_id": ["r1"], "event": ["started"]}).write_parquet(path)
+    else:
+        path.write_bytes((HEADER + "\n" + CSV_ROWS[0] + "\n").encode("utf-16"))
+    with pytest.raises(ContractlangError) as info:
+        load_trace(path)
+    (d,) = info.value.diagnostics  # one error, not six missing columns
+    assert (d.code, d.message) == ("T017", f"cannot read `{path}`: {message}")
+
+
+def test_text_with_accents_and_control_characters_is_not_binary(tmp_path: Path) -> None:
+    # gpus … amount (6 columns) empty, then pool, then retries, ok, discount empty
+    rows = ["r1,,2025-01-01T00:00:00Z,scheduler,requested" + "," * 7 + "café\tnoël,,,"]
+    trace = load_trace(write(tmp_path, "t.csv", "\n".join([HEADER, *rows]) + "\r\n"))
+    assert trace.events["pool"].item() == "café\tnoël"
 
 
 def test_a_header_only_csv_is_an_empty_valid_trace(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from contractlang.errors import ContractlangError
 from contractlang.trace import load_trace
 from contractlang.trace.load import Trace
 from contractlang.trace.schema import EVENTS
+from contractlang.trace.validate import TraceInvalid
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 SCHEMA: dict[str, pl.DataType] = {
@@ -238,7 +239,8 @@ def problems_at(path: Path, **kw: Any) -> list[Diagnostic]:
 def test_open_at_must_have_an_offset() -> None:
     with pytest.raises(ContractlangError) as info:
         load(valid_rows(), open_at=datetime(2025, 1, 1))
-    assert info.value.diagnostics[0].code == "T006"
+    (d,) = info.value.diagnostics
+    assert (d.code, d.message) == ("T006", "`open_at` needs a UTC offset")
 
 
 # --------------------------------------------------------------------------- allocation rules
@@ -435,6 +437,120 @@ def test_every_problem_is_reported_not_just_the_first() -> None:
     rows.append(dict(rows[7]))  # row 9: T012 (repeats row 8)
     diags = problems(rows)
     assert found(diags) == [("T003", 1), ("T011", 3), ("T012", 9)]
+
+
+# --------------------------------------------------------------------------- bad values
+
+
+def invalid(data: pl.DataFrame | list[dict[str, Any]], **kw: Any) -> TraceInvalid:
+    df = data if isinstance(data, pl.DataFrame) else frame(data)
+    with pytest.raises(TraceInvalid) as info:
+        load_trace(df, **kw)
+    return info.value
+
+
+def test_a_bad_value_hides_no_other_error_of_its_allocation() -> None:
+    rows = [
+        start("r1", "a1", 5),  # row 1
+        start("r1", "a1", 6),  # row 2: T007, a1 started at row 1
+        ev("r1", "a1", 20, "released"),  # row 3
+        ev("r1", "a1", 30, "reclaimed"),  # row 4: T008, a1 ended at row 3
+        # row 5: T002 (`valid`), and T013: a1 is r1's; at minute 10 it is inside a1's lifetime
+        # (5 to 20), so no T010
+        ev("r2", "a1", 10, "checkpoint", step=1, valid="maybe"),
+    ]
+    exc = invalid(frame(rows, SCHEMA | {"valid": pl.String()}))
+    assert found(exc.diagnostics) == [("T007", 2), ("T008", 4), ("T002", 5), ("T013", 5)]
+    assert exc.diagnostics[3].message == (
+        "allocation `a1` belongs to run `r1` (started at row 1), but this row names run `r2`"
+    )
+    # 5 rows; 4 errors on rows 2, 4 and 5
+    assert (exc.rows, exc.errors, exc.error_rows, exc.warnings) == (5, 4, 3, 0)
+
+
+def test_gpus_zero_on_the_start_hides_no_end_before_start() -> None:
+    rows = [start("r1", "a2", 5, gpus=0), ev("r1", "a2", 4, "released")]
+    diags = problems(rows)
+    assert found(diags) == [("T011", 1), ("T009", 2)]  # ends at minute 4, starts at 5
+
+
+def test_an_unknown_event_skips_only_never_ends_for_its_allocation() -> None:
+    rows = valid_rows()
+    rows[3]["ts"] = T0 + timedelta(minutes=4)  # row 4: the notice, before the start at 5: T010
+    rows[5]["event"] = "reclaim"  # row 6: T004; it may be the end, so no T014 for a1
+    diags = problems(rows)
+    assert found(diags) == [("T010", 4), ("T004", 6)]
+
+
+def test_an_unknown_event_skips_never_starts_for_its_allocation() -> None:
+    rows = [*valid_rows(), ev("r1", "a9", 30, "strated"), ev("r1", "a9", 40, "released")]
+    assert found(problems(rows)) == [("T004", 9)]  # row 10 is not T016: row 9 may be its start
+
+
+def _ts_of(df: pl.DataFrame, text: dict[int, str]) -> pl.DataFrame:
+    """The frame with `ts` as ISO text, and the given rows (1-based) set to other text."""
+    df = df.with_columns(pl.col("ts").dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    for row, value in text.items():
+        df = df.with_columns(
+            pl.when(pl.int_range(pl.len()) == row - 1)
+            .then(pl.lit(value))
+            .otherwise("ts")
+            .alias("ts")
+        )
+    return df
+
+
+def test_an_unreadable_start_time_skips_only_the_time_rules() -> None:
+    rows = [
+        start("r1", "a1", 5),  # row 1: its `ts` becomes `yesterday`: T006
+        ev("r1", "a1", 4, "released"),  # row 2: before or after the start? cannot tell: no T009
+        ev("r1", "a1", 3, "notice"),  # row 3: inside the lifetime? cannot tell: no T010
+        ev("r2", "a1", 4, "progress", step=1),  # row 4: under another run: T013 all the same
+    ]
+    diags = problems(_ts_of(frame(rows), {1: "yesterday"}))
+    assert found(diags) == [("T006", 1), ("T013", 4)]
+
+
+def test_a_start_with_an_unreadable_time_still_counts_as_a_start() -> None:
+    rows = [start("r1", "a1", 0), start("r1", "a1", 5), ev("r1", "a1", 20, "released")]
+    diags = problems(_ts_of(frame(rows), {1: "yesterday"}))
+    # two starts: the one that cannot be placed in time is the second
+    assert found(diags) == [("T006", 1), ("T007", 1)]
+    assert diags[1].message == "allocation `a1` starts again; it started at row 2"
+
+
+def test_an_allocation_whose_only_start_has_an_unreadable_time_never_ends() -> None:
+    rows = [start("r1", "a1", 5), ev("r1", None, 6, "accepted")]
+    df = _ts_of(frame(rows), {1: "soon"})
+    assert found(problems(df)) == [("T006", 1), ("T014", 1)]  # it has no end at all
+    # with --open-at it is closed there; whether it started after that cannot be told
+    assert found(problems(df, open_at=T0)) == [("T006", 1)]
+
+
+def test_a_bad_amount_is_not_a_missing_amount() -> None:
+    rows = valid_rows()
+    rows[6]["amount"] = "12,5"  # row 7: the charge
+    diags = problems(frame(rows, SCHEMA | {"amount": pl.String()}))
+    assert found(diags) == [("T002", 7)]  # not also "invoice line `charge` needs an `amount`"
+
+
+def test_a_checkpoint_with_a_bad_valid_is_left_out_of_rollbacks() -> None:
+    rows = valid_rows()
+    # row 6: step 8 < 10 (row 5) would be W101 if it were valid; its validity is unknown
+    rows.insert(5, ev("r1", None, 13, "checkpoint", step=8, valid="maybe"))
+    exc = invalid(frame(rows, SCHEMA | {"valid": pl.String()}))
+    assert [(d.code, d.span.line) for d in exc.diagnostics] == [("T002", 6)]
+    assert exc.warnings == 0
+
+
+def test_problems_beyond_the_limit_are_counted_with_their_rows() -> None:
+    # 12 rows with an unknown event (T004 each), and row 13 a start with gpus 0 (T011)
+    rows = [ev("r1", None, i, "progres", step=i) for i in range(12)]
+    rows.append(start("r1", "a1", 20, gpus=0) | {"event": "started"})
+    rows.append(ev("r1", "a1", 30, "released"))
+    exc = invalid(rows, max_problems=5)
+    assert len([d for d in exc.diagnostics if d.code != "T019"]) == 5
+    assert (exc.rows, exc.errors, exc.error_rows) == (14, 13, 13)  # 12 + 1 errors, rows 1–13
 
 
 # --------------------------------------------------------------------------- warnings

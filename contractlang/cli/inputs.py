@@ -3,6 +3,7 @@ trace, `--open-at`, and output paths checked before any work starts."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -46,32 +47,35 @@ def split_terms_and_trace(paths: Sequence[Path]) -> tuple[list[Path], Path]:
     return terms, trace
 
 
-def parse_open_at(value: str | None) -> datetime | None:
-    """`--open-at`: an ISO 8601 timestamp with an offset (naive times are ambiguous)."""
+def parse_open_at(value: str | None, flag: str = "--open-at") -> datetime | None:
+    """A timestamp flag (`--open-at`, `--start`): ISO 8601 with an offset (naive times are
+    ambiguous)."""
     if value is None:
         return None
     try:
         ts = datetime.fromisoformat(value)
     except ValueError:
         raise usage_error(
-            f"`--open-at {value}` is not an ISO 8601 timestamp",
+            f"`{flag} {value}` is not an ISO 8601 timestamp",
             help="write it with an offset, e.g. 2026-03-31T23:59:59Z",
         ) from None
     if ts.tzinfo is None:
         raise usage_error(
-            f"`--open-at {value}` has no UTC offset",
+            f"`{flag} {value}` has no UTC offset",
             help="add `Z` or an offset such as `+00:00`",
         )
     return ts
 
 
-def check_table_path(path: Path | None, flag: str) -> None:
+def check_table_path(
+    path: Path | None, flag: str, suffixes: tuple[str, ...] = TABLE_SUFFIXES
+) -> None:
+    """An output path, checked before any work: a known extension, in a folder that exists."""
     if path is None:
         return
-    if path.suffix.lower() not in TABLE_SUFFIXES:
-        raise usage_error(
-            f"`{flag} {path}`: the file must end in `.parquet` or `.csv`",
-        )
+    if path.suffix.lower() not in suffixes:
+        kinds = ", ".join(f"`{x}`" for x in suffixes[:-1]) + f" or `{suffixes[-1]}`"
+        raise usage_error(f"`{flag} {path}`: the file must end in {kinds}")
     parent = path.parent
     if not parent.exists():
         raise usage_error(f"`{flag} {path}`: the folder `{parent}` does not exist")
@@ -89,7 +93,19 @@ def write_table(frame: pl.DataFrame, path: Path) -> None:
         else:
             frame.write_parquet(path)
     except OSError as exc:
-        raise write_error(path, exc.strerror or str(exc)) from None
+        raise write_error(path, os_reason(exc)) from None
+
+
+def os_reason(exc: OSError) -> str:
+    """Why a write failed, in lowercase words: ``exc.strerror``, or for the errors polars
+    raises (``Not a directory (os error 20): /path``) their text without the code and path.
+
+    >>> os_reason(OSError("Not a directory (os error 20): /tmp/a/b.parquet"))
+    'not a directory'
+    """
+    text = exc.strerror or re.sub(r"\s*\(os error \d+\).*$", "", str(exc), flags=re.DOTALL)
+    text = text.strip() or "write error"
+    return text[0].lower() + text[1:]
 
 
 @contextmanager

@@ -18,17 +18,27 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from contractlang.cli.common import OutputFormat, err, guarded, out, print_diagnostics
+from contractlang.cli.common import (
+    OutputFormat,
+    err,
+    exit_with,
+    guarded,
+    out,
+    print_diagnostics,
+)
 from contractlang.cli.inputs import (
     check_table_path,
+    os_reason,
     parse_open_at,
     progress_status,
-    usage_error,
+    write_error,
     write_table,
 )
+from contractlang.errors import ContractlangError, ExitCode
 from contractlang.trace import derive_facts, generate_trace, load_trace, summarize, write_trace
 from contractlang.trace.load import Trace
 from contractlang.trace.schema import TraceSummary
+from contractlang.trace.validate import TraceInvalid
 
 TRACE_SUFFIXES = (".parquet", ".pq", ".csv", ".ndjson", ".jsonl")
 
@@ -70,8 +80,18 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 valid, 2 invalid (every problem with its row and rule), 3 internal error.
         """
-        loaded, summary = _load_and_summarize(trace, open_at, max_problems)
+        when = parse_open_at(open_at)  # a bad one is a command-line error, not the trace's
+        try:
+            loaded, summary = _load_and_summarize(trace, when, max_problems)
+        except ContractlangError as exc:
+            if fmt is OutputFormat.json:
+                raise
+            print_diagnostics(exc.diagnostics, exc.sources, OutputFormat.text)
+            err.print(invalid_total(exc), markup=False)
+            exit_with(ExitCode.BAD_INPUT)
         _report(loaded, summary, fmt, {})
+        if fmt is OutputFormat.text:
+            out.print(valid_total(summary), markup=False)
 
     @trace_app.command("facts")
     @guarded()
@@ -132,18 +152,16 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 written, 2 bad option, 3 internal error.
         """
-        if out_path.suffix.lower() not in TRACE_SUFFIXES:
-            raise usage_error(
-                f"`--out {out_path}`: the file must end in `.parquet`, `.csv` or `.ndjson`"
-            )
-        if not out_path.parent.exists():
-            raise usage_error(f"`--out {out_path}`: the folder `{out_path.parent}` does not exist")
-        begin = _parse_start(start)
+        check_table_path(out_path, "--out", TRACE_SUFFIXES)
+        begin = parse_open_at(start, "--start")
         with progress_status() as step:
             step(f"generating {runs:,} runs")
             frame = generate_trace(runs, seed, start=begin)
             step(f"writing {out_path}")
-            write_trace(frame, out_path)
+            try:
+                write_trace(frame, out_path)
+            except OSError as exc:
+                raise write_error(out_path, os_reason(exc)) from None
         allocations = frame.filter(frame["event"] == "started").height
         err.print(
             f"wrote {frame.height:,} events ({runs:,} runs, {allocations:,} allocations) "
@@ -167,30 +185,38 @@ def csv_ready(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
     )
 
 
-def _parse_start(value: str | None) -> datetime | None:
-    """`--start`: an ISO 8601 timestamp with an offset."""
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise usage_error(
-            f"`--start {value}` is not an ISO 8601 timestamp",
-            help="write it with an offset, e.g. 2025-01-01T00:00:00Z",
-        ) from None
-    if parsed.tzinfo is None:
-        raise usage_error(
-            f"`--start {value}` has no UTC offset", help="add `Z` or an offset such as `+00:00`"
+def valid_total(summary: TraceSummary) -> str:
+    """The last line of `trace validate` on a valid trace: ``20,207 rows: valid, 2 warnings``."""
+    return f"{_count(summary.rows_read, 'row')}: valid" + _warnings(summary.warnings)
+
+
+def invalid_total(exc: ContractlangError) -> str:
+    """The last line of `trace validate` on an invalid trace: how many errors, in how many
+    rows (when the rows were read), and warnings."""
+    if isinstance(exc, TraceInvalid):
+        return (
+            f"{_count(exc.rows, 'row')}: invalid, {_count(exc.errors, 'error')} in "
+            f"{_count(exc.error_rows, 'row')}" + _warnings(exc.warnings)
         )
-    return parsed
+    errors = sum(1 for d in exc.diagnostics if d.is_error)
+    warnings = len(exc.diagnostics) - errors
+    return f"invalid, {_count(errors, 'error')}; no rows were checked" + _warnings(warnings)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _warnings(n: int) -> str:
+    return f", {_count(n, 'warning')}" if n else ""
 
 
 def _load_and_summarize(
-    path: Path, open_at: str | None, max_problems: int
+    path: Path, open_at: datetime | None, max_problems: int
 ) -> tuple[Trace, TraceSummary]:
     with progress_status() as step:
         step("loading the trace")
-        loaded = load_trace(str(path), open_at=parse_open_at(open_at), max_problems=max_problems)
+        loaded = load_trace(str(path), open_at=open_at, max_problems=max_problems)
         step("deriving facts")
         _, runs = derive_facts(loaded).collect()
     return loaded, summarize(loaded, runs)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import polars as pl
 
-from contractlang.diagnostics import NO_SPAN, Diagnostic, did_you_mean, error, warning
+from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, did_you_mean, error, warning
 from contractlang.errors import ContractlangError
 from contractlang.trace import problems as pb
 from contractlang.trace.schema import (
@@ -55,8 +55,14 @@ PARQUET_EXTS = (".parquet", ".pq")
 CSV_EXTS = (".csv",)
 NDJSON_EXTS = (".ndjson", ".jsonl")
 
-#: Marks a row whose values could not be normalised (it is then left out of later checks).
+#: Marks a row with a value that could not be normalised (or a missing required value).
 BAD = "_bad"
+
+
+def bad_flag(column: str) -> str:
+    """The name of the flag that marks a bad value in ``column`` (see :class:`Normalised`)."""
+    return f"{BAD}:{column}"
+
 
 _OFFSET_RE = r"(?:[Zz]|[+-]\d{2}:?\d{2})$"
 _DATETIME_RE = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
@@ -115,18 +121,25 @@ def load_trace(
 
     if open_at is not None and open_at.tzinfo is None:
         raise ContractlangError(
-            [error("T006", "`--open-at` needs a UTC offset", NO_SPAN, file="contractlang")]
+            [error("T006", "`open_at` needs a UTC offset", NO_SPAN, file="contractlang")]
         )
     name = _name(source)
     lf = _read(source, name)
-    normal = normalise(lf, name, max_problems=max_problems)
+    path = None if isinstance(source, (pl.DataFrame, pl.LazyFrame)) else Path(source)
+    normal = normalise(lf, name, max_problems=max_problems, path=path)
     return validate(normal, name=name, open_at=open_at, max_problems=max_problems)
 
 
 @dataclass(frozen=True)
 class Normalised:
-    """The output of :func:`normalise`: the events (with a :data:`BAD` column marking rows with
-    a value problem), the first value problems of each kind, and the warnings."""
+    """The output of :func:`normalise`: the events, the first value problems of each kind, and
+    the warnings.
+
+    ``events`` has a :data:`BAD` column marking rows with any value problem and, for each column
+    in ``bad_columns`` (the columns with at least one bad value), a ``bad_flag(column)`` column
+    marking the rows whose value there is bad. A bad value is normalised to null; the flags tell
+    it from a value that is simply absent, so each rule can leave out only the rows whose values
+    it reads."""
 
     events: pl.DataFrame
     problems: pl.LazyFrame
@@ -134,6 +147,7 @@ class Normalised:
     warnings: tuple[Diagnostic, ...]
     extras: tuple[str, ...]
     columns_read: tuple[str, ...]
+    bad_columns: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- reading
@@ -173,6 +187,8 @@ def _read(source: str | Path | pl.DataFrame | pl.LazyFrame, name: str) -> pl.Laz
         raise _unreadable(name, f"cannot read `{name}`: no such file")
     if not path.is_file():
         raise _unreadable(name, f"cannot read `{name}`: not a file")
+    if ext in CSV_EXTS + NDJSON_EXTS:
+        _check_text(path, name, "CSV" if ext in CSV_EXTS else "NDJSON")
     try:
         if ext in PARQUET_EXTS:
             lf = pl.scan_parquet(path)
@@ -183,8 +199,148 @@ def _read(source: str | Path | pl.DataFrame | pl.LazyFrame, name: str) -> pl.Laz
         lf.collect_schema()
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         kind = "Parquet" if ext in PARQUET_EXTS else "CSV" if ext in CSV_EXTS else "NDJSON"
-        raise _unreadable(name, f"cannot read `{name}` as {kind}: {_polars_reason(exc)}") from None
+        raise _read_failure(name, exc, path, f" as {kind}") from None
     return lf
+
+
+#: How much of a text trace is looked at to tell text from binary content.
+_SNIFF_BYTES = 8192
+_BOMS = {
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16",
+    b"\xfe\xff": "UTF-16",
+}
+
+
+def _check_text(path: Path, name: str, kind: str) -> None:
+    """A CSV or NDJSON trace is UTF-8 text: reject binary content (and UTF-16/32 text) with one
+    clear error, not a list of missing columns. The first 8 KiB decide, as ``file`` and Perl's
+    ``-B`` do: a NUL byte, or more than 30% of characters that are control characters or not
+    UTF-8, means binary. A file that is text with a few bad bytes is reported later, where they
+    are (:func:`_invalid_utf8_at`)."""
+    try:
+        with path.open("rb") as fh:
+            sample = fh.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise _unreadable(name, f"cannot read `{name}`: {exc.strerror or 'read error'}") from None
+    for bom, encoding in _BOMS.items():
+        if sample.startswith(bom):
+            raise _unreadable(
+                name,
+                f"cannot read `{name}`: it is {encoding} text, not UTF-8",
+                help="save it as UTF-8",
+            )
+    if not sample:
+        return
+    text = sample.decode("utf-8", errors="replace")
+    if len(sample) == _SNIFF_BYTES:
+        text = text[:-4]  # the sample may end inside a character
+    odd = sum(1 for ch in text if ch == "\ufffd" or (ch < " " and ch not in "\t\n\r\f"))
+    if b"\x00" in sample or odd > 0.3 * max(1, len(text)):
+        article = "an" if kind == "NDJSON" else "a"
+        raise _unreadable(
+            name,
+            f"cannot read `{name}`: not {article} {kind} file (binary content)",
+            help=f"a trace in {kind} is UTF-8 text"
+            + (" with a header row" if kind == "CSV" else ", one JSON object a line"),
+        )
+    # polars reads a header that is not UTF-8 with replacement characters (and would then
+    # report its columns as missing): say where the bad bytes are instead
+    first, newline, _ = sample.partition(b"\n")
+    try:
+        first.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if newline or exc.reason != "unexpected end of data":
+            found = _utf8_problem(name, path)
+            if found is not None:
+                raise found from None
+
+
+def _invalid_utf8_at(path: Path) -> tuple[int, int, int] | None:
+    """Where the first byte that is not UTF-8 is: ``(byte offset, line, record)``, counted from
+    the start of the file (offset from 0, line from 1, record from 0: the CSV header is record
+    0, so a CSV record is its data row). Records end at a newline outside double quotes, as CSV
+    reads them. ``None`` when the file is valid UTF-8. Reads the file once, in chunks."""
+    offset = lines = records = 0
+    quoted = False
+    pending = b""
+    with path.open("rb") as fh:
+        while True:
+            chunk = fh.read(1 << 20)
+            data = pending + chunk
+            bad: int | None = None
+            try:
+                data.decode("utf-8")
+                end = len(data)
+            except UnicodeDecodeError as exc:
+                end = exc.start
+                if not (chunk and exc.reason == "unexpected end of data"):
+                    bad = exc.start  # (a character cut by the end of the chunk is carried over)
+            lines, records, quoted = _count_records(data[:end], lines, records, quoted)
+            if bad is not None:
+                return offset + bad, lines + 1, records
+            if not chunk:
+                return None
+            offset += end
+            pending = data[end:]
+
+
+def _count_records(data: bytes, lines: int, records: int, quoted: bool) -> tuple[int, int, bool]:
+    """Add the newlines, and the newlines outside double quotes, in ``data`` to the counts;
+    ``quoted`` says whether ``data`` starts inside a quoted field (and, returned, ends in one)."""
+    import numpy as np
+
+    arr = np.frombuffer(data, dtype=np.uint8)
+    if not arr.size:
+        return lines, records, quoted
+    quotes = np.cumsum(arr == 0x22) + int(quoted)
+    newline = arr == 0x0A
+    lines += int(newline.sum())
+    records += int((newline & (quotes % 2 == 0)).sum())
+    return lines, records, bool(quotes[-1] % 2)
+
+
+def _read_failure(
+    name: str, exc: Exception, path: Path | None, kind: str = ""
+) -> ContractlangError:
+    """T017 for a file polars could not read; for text that is not UTF-8, where the bad bytes
+    are (:func:`_utf8_problem`)."""
+    if path is not None and path.suffix.lower() in CSV_EXTS + NDJSON_EXTS:
+        found = _utf8_problem(name, path)
+        if found is not None:
+            return found
+    return _unreadable(name, f"cannot read `{name}`{kind}: {_polars_reason(exc)}")
+
+
+def _utf8_problem(name: str, path: Path) -> ContractlangError | None:
+    """T017 naming where the first byte that is not UTF-8 is: on its row (data rows as CSV
+    counts them; NDJSON lines), with the line and byte offset, or in the CSV header. ``None``
+    when the file is UTF-8 (or cannot be read again)."""
+    try:
+        where = _invalid_utf8_at(path)
+    except OSError:
+        return None
+    if where is None:
+        return None
+    offset, line, record = where
+    csv = path.suffix.lower() in CSV_EXTS
+    row = record if csv else line
+    place = f"line {line:,}, byte offset {offset:,}"
+    if csv and record == 0:
+        message = f"cannot read `{name}`: invalid utf-8 in the header ({place})"
+        return _unreadable(name, message, help="save the file as UTF-8")
+    return ContractlangError(
+        [
+            error(
+                "T017",
+                f"cannot read `{name}`: invalid utf-8 at {place}",
+                Span.point(row, 0),
+                file=name,
+                help="save the file as UTF-8",
+            )
+        ]
+    )
 
 
 def _scan_ndjson(path: Path) -> pl.LazyFrame:
@@ -494,11 +650,14 @@ def _infer_text_columns(lf: pl.LazyFrame, names: Sequence[str]) -> dict[str, pl.
     return out
 
 
-def normalise(lf: pl.LazyFrame, name: str, *, max_problems: int = 50) -> Normalised:
+def normalise(
+    lf: pl.LazyFrame, name: str, *, max_problems: int = 50, path: Path | None = None
+) -> Normalised:
     """Check the columns and normalise every value's type (one pass over the data).
 
     Raises :class:`ContractlangError` for whole-file problems (a missing required column, a
-    column of the wrong type, a naive timestamp column, a reserved name, an unreadable file).
+    column of the wrong type, a naive timestamp column, a reserved name, an unreadable file:
+    ``path``, the file ``lf`` reads, if any, is searched for bytes that are not UTF-8).
     Problems with single values are returned as a problem frame; their rows are marked
     :data:`BAD`."""
     schema = lf.collect_schema()
@@ -569,7 +728,7 @@ def normalise(lf: pl.LazyFrame, name: str, *, max_problems: int = 50) -> Normali
     try:
         inferred = _infer_text_columns(lf, text_extras)
     except pl.exceptions.PolarsError as exc:
-        raise _unreadable(name, f"cannot read `{name}`: {_polars_reason(exc)}") from None
+        raise _read_failure(name, exc, path) from None
     for extra in extras:
         columns[extra] = _extra_column(extra, schema[extra], inferred, warnings, name)
 
@@ -593,18 +752,30 @@ def normalise(lf: pl.LazyFrame, name: str, *, max_problems: int = 50) -> Normali
     try:
         frame = lf.with_row_index(ROW, offset=1).select(values + flags).collect()
     except pl.exceptions.PolarsError as exc:
-        raise _unreadable(name, f"cannot read `{name}`: {_polars_reason(exc)}") from None
+        raise _read_failure(name, exc, path) from None
 
     flag_names = [f"_b{k}" for k in range(len(checks))]
     counts = frame.select(pl.col(f).sum() for f in flag_names).row(0) if checks else ()
     problem_frames, hidden = _value_problems(lf, frame, checks, counts, max_problems)
     any_bad = pl.any_horizontal(flag_names) if checks else pl.lit(False)
-    frame = frame.with_columns(any_bad.alias(BAD)).drop(flag_names)
+    # which column of a row is bad, for the columns that have a bad value at all (so a valid
+    # trace carries none of these flags)
+    by_column: dict[str, list[str]] = {}
+    for k, (check, count) in enumerate(zip(checks, counts, strict=True)):
+        if count:
+            by_column.setdefault(check.column, []).append(f"_b{k}")
+    bad_columns = tuple(by_column)
+    frame = frame.with_columns(
+        any_bad.alias(BAD),
+        *[pl.any_horizontal(fs).alias(bad_flag(c)) for c, fs in by_column.items()],
+    ).drop(flag_names)
     # optional schema columns absent from the input are null columns of their type
     absent = [pl.lit(None, dtype=EVENT_DTYPES[c]).alias(c) for c in COLUMNS if c not in names]
     if absent:
         frame = frame.with_columns(absent)
-    frame = _add_run_key(frame).select([ROW, RUN_KEY, *COLUMNS, *extras, BAD])
+    frame = _add_run_key(frame).select(
+        [ROW, RUN_KEY, *COLUMNS, *extras, BAD, *[bad_flag(c) for c in bad_columns]]
+    )
     extras_out = tuple(sorted((["price"] if "price" in names else []) + extras))
     return Normalised(
         frame,
@@ -613,6 +784,7 @@ def normalise(lf: pl.LazyFrame, name: str, *, max_problems: int = 50) -> Normali
         tuple(warnings),
         extras_out,
         tuple(names),
+        bad_columns,
     )
 
 

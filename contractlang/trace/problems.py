@@ -9,7 +9,7 @@ one frame, not millions of Python objects; the rest are counted.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -65,10 +65,12 @@ def empty() -> pl.LazyFrame:
 
 @dataclass(frozen=True, slots=True)
 class Collected:
-    """The diagnostics shown and how many more were found."""
+    """The diagnostics shown, how many problems were found, and the distinct rows they are
+    about (whole-file diagnostics have none)."""
 
     shown: tuple[Diagnostic, ...]
     total: int
+    rows: pl.Series = field(default_factory=lambda: pl.Series("row", [], dtype=pl.Int64))
 
     @property
     def more(self) -> int:
@@ -111,7 +113,8 @@ def collect(
                 severity=severity,
             )
         )
-    return Collected(tuple(shown), counted + len(whole_file))
+    rows = frame.get_column("row").filter(frame.get_column("row") > 0).unique()
+    return Collected(tuple(shown), counted + len(whole_file), rows)
 
 
 def more_problems(file: str, collected: Collected, limit: int) -> Diagnostic:

@@ -1,9 +1,24 @@
 """The rules a trace must follow (design §3, issue 3), each a vectorised check over the events.
 
 Every rule reports the row it is about and the rule broken (codes T001–T019, warning W101);
-see ``docs/trace.md`` for the full list with messages. Rows with a value problem (found while
-normalising) and the allocations they belong to are left out of the later rules, so one mistake
-is reported once rather than as a cascade.
+see ``docs/trace.md`` for the full list with messages.
+
+A bad value (found while normalising) is reported once, and a row is left out only of the rules
+that read the bad value, so one mistake does not cause a cascade of others while every other row
+of its allocation, and the row's other values, are still checked by every rule:
+
+- a bad value is normalised to null, and every rule treats a null where a value is needed as
+  "cannot tell" (no error); the per-column flags of :class:`Normalised` tell a bad value from an
+  absent one where absence itself is a rule (`started` needs `gpus`, invoice lines an `amount`);
+- a row whose `event` is unknown (or missing) cannot be classified: it is left out of the
+  allocation rules, and its allocation is not checked for never ending (T014) or never starting
+  (T016), since that row may have been its end or its start;
+- a row whose `ts` is unreadable still counts as a start or an end (T007, T008, T014, T016,
+  T013), but it is left out of every comparison of times; an allocation whose only `started`
+  (or only end) row has an unreadable `ts` has no known start (or end), so it is not checked
+  for ending before it starts (T009) or for events outside its lifetime (T010) on that side;
+- rows with any bad value are left out of the duplicate check (T012): their values could not be
+  read, so they cannot be compared.
 """
 
 from __future__ import annotations
@@ -12,10 +27,10 @@ from datetime import datetime
 
 import polars as pl
 
-from contractlang.diagnostics import Severity
+from contractlang.diagnostics import Diagnostic, Severity
 from contractlang.errors import ContractlangError
 from contractlang.trace import problems as pb
-from contractlang.trace.load import BAD, Normalised, Trace
+from contractlang.trace.load import BAD, Normalised, Trace, bad_flag
 from contractlang.trace.schema import (
     END_EVENTS,
     EVENTS,
@@ -42,30 +57,49 @@ def _ts_text(expr: pl.Expr) -> pl.Expr:
     return expr.dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ")
 
 
+class TraceInvalid(ContractlangError):
+    """An invalid trace: the diagnostics shown, and counts for a one-line total.
+
+    ``rows`` is the number of rows read, ``errors`` the number of problems found (shown or
+    not), ``error_rows`` the number of rows with at least one, ``warnings`` the number of
+    warnings."""
+
+    def __init__(
+        self,
+        diagnostics: list[Diagnostic],
+        *,
+        rows: int,
+        errors: int,
+        error_rows: int,
+        warnings: int,
+    ) -> None:
+        super().__init__(diagnostics)
+        self.rows = rows
+        self.errors = errors
+        self.error_rows = error_rows
+        self.warnings = warnings
+
+
 def validate(
     normal: Normalised, *, name: str, open_at: datetime | None, max_problems: int = 50
 ) -> Trace:
     """Apply every rule to normalised events; return the :class:`Trace` or raise
-    :class:`ContractlangError` with the problems found (the first ``max_problems`` by row)."""
+    :class:`TraceInvalid` with the problems found (the first ``max_problems`` by row)."""
     ev = _row_rules(normal.events)
     frames: list[pl.LazyFrame] = [normal.problems, *_row_problems(ev)]
-    flagged = pl.any_horizontal([pl.col(BAD), *[pl.col(f) for f in _ROW_RULES]])
-    ev = ev.with_columns(flagged.alias(BAD)).drop(_ROW_RULES)
-    any_bad = bool(ev.select(pl.col(BAD).any()).item())
-    # rows whose values are fine (all of them, usually: then no filtered copy is made)
+    ev = ev.drop(_ROW_RULES)
+    any_bad = bool(normal.bad_columns)
+    # rows whose values are all fine (all of them, usually: then no filtered copy is made)
     good = ev.lazy().filter(~pl.col(BAD)) if any_bad else ev.lazy()
 
-    allocs, alloc_problems = _allocation_rules(good, open_at)
-    if any_bad:
-        bad_allocs = ev.lazy().filter(pl.col(BAD)).select(pl.col("alloc_id").drop_nulls().unique())
-        alloc_problems = [f.join(bad_allocs, on="alloc_id", how="anti") for f in alloc_problems]
+    allocs, alloc_problems = _allocation_rules(ev.lazy(), open_at)
     frames += [f.drop("alloc_id") for f in alloc_problems]
     frames.append(_duplicates(good))
 
     found = pb.collect(frames, file=name, limit=max_problems)
     total = found.total + normal.hidden
     warns = pb.collect(
-        [_rollbacks(good, _time_ordered(ev))],
+        [_rollbacks(ev.lazy(), _bad(ev, "valid"), _time_ordered(ev))],
         file=name,
         limit=max_problems,
         severity=Severity.WARNING,
@@ -75,9 +109,17 @@ def validate(
         shown = list(found.shown)
         if total > len(shown):
             shown.append(pb.more_problems(name, pb.Collected(found.shown, total), max_problems))
-        raise ContractlangError([*shown, *warnings])
+        bad_rows = ev.filter(pl.col(BAD)).get_column(ROW)
+        error_rows = pl.concat([found.rows, bad_rows.cast(pl.Int64)]).n_unique()
+        raise TraceInvalid(
+            [*shown, *warnings],
+            rows=ev.height,
+            errors=total,
+            error_rows=error_rows,
+            warnings=len(warnings) + warns.more,
+        )
 
-    events = ev.drop(BAD)
+    events = ev.drop(BAD, *[bad_flag(c) for c in normal.bad_columns])
     summary = _summary(events, allocs, open_at, normal.extras, len(warnings) + warns.more)
     return Trace(
         events=events,
@@ -93,20 +135,27 @@ def validate(
 # --------------------------------------------------------------------------- row rules
 
 
+def _bad(ev: pl.DataFrame, column: str) -> pl.Expr:
+    """Whether the row's value in ``column`` is bad (false when no value there is)."""
+    flag = bad_flag(column)
+    return pl.col(flag) if flag in ev.columns else pl.lit(False)
+
+
 def _row_rules(ev: pl.DataFrame) -> pl.DataFrame:
-    """Flags for the rules that need one row only (on rows whose values are fine)."""
-    ok = ~pl.col(BAD)
+    """Flags for the rules that need one row only. A bad value is null here, and a null where
+    a rule needs a value flags nothing; a bad `gpus` or `amount` is not a missing one."""
     event = pl.col("event")
     expected = pl.lit(_EXPECTED_SOURCE).gather(event.to_physical())
-    return ev.with_columns(
-        (ok & (pl.col("source").to_physical() != expected)).alias("_wrong_source"),
-        (ok & event.is_in(list(LIFECYCLE_EVENTS)) & pl.col("alloc_id").is_null()).alias(
-            "_no_alloc"
-        ),
-        (ok & (event == "started") & pl.col("gpus").is_null()).alias("_no_gpus"),
-        (ok & event.is_in(list(INVOICE_EVENTS)) & pl.col("amount").is_null()).alias("_no_amount"),
-        (ok & (pl.col("gpus") <= 0)).fill_null(False).alias("_gpus"),
-    )
+    flags = [
+        (pl.col("source").to_physical() != expected).alias("_wrong_source"),
+        (event.is_in(list(LIFECYCLE_EVENTS)) & pl.col("alloc_id").is_null()).alias("_no_alloc"),
+        ((event == "started") & pl.col("gpus").is_null() & ~_bad(ev, "gpus")).alias("_no_gpus"),
+        (
+            event.is_in(list(INVOICE_EVENTS)) & pl.col("amount").is_null() & ~_bad(ev, "amount")
+        ).alias("_no_amount"),
+        (pl.col("gpus") <= 0).alias("_gpus"),
+    ]
+    return ev.with_columns(f.fill_null(False) for f in flags)
 
 
 def _row_problems(ev: pl.DataFrame) -> list[pl.LazyFrame]:
@@ -153,7 +202,7 @@ def _row_problems(ev: pl.DataFrame) -> list[pl.LazyFrame]:
 
 
 def _allocation_rules(
-    good: pl.LazyFrame, open_at: datetime | None
+    events: pl.LazyFrame, open_at: datetime | None
 ) -> tuple[pl.DataFrame, list[pl.LazyFrame]]:
     """The allocation rules (T007–T010, T013, T014, T016).
 
@@ -162,8 +211,11 @@ def _allocation_rules(
     that may break a rule; only the rows of flagged allocations are then checked row by row
     (:func:`_allocation_details`), which is where messages come from. Returns the summary
     (``alloc_id``, ``starts``, ``ends``, ``start``, ``end``) and the problem frames (each with
-    an ``alloc_id`` column)."""
-    rows = good.filter(pl.col("alloc_id").is_not_null()).select(
+    an ``alloc_id`` column).
+
+    Rows with bad values take part: a null (bad) `event`, `ts` or `run_id` is left out of
+    whatever reads it (see the module's docstring)."""
+    rows = events.filter(pl.col("alloc_id").is_not_null()).select(
         ROW, RUN_KEY, "run_id", "alloc_id", "ts", "event"
     )
     event, ts = pl.col("event"), pl.col("ts")
@@ -173,6 +225,8 @@ def _allocation_rules(
 
     per = (
         rows.with_columns(
+            (event == "started").alias("_is_s"),
+            event.is_in(list(END_EVENTS)).alias("_is_e"),
             at(event == "started").alias("_s"),
             at(event.is_in(list(END_EVENTS))).alias("_e"),
             at(event.is_in(list(WITHIN_LIFETIME))).alias("_w"),
@@ -181,11 +235,12 @@ def _allocation_rules(
         )
         .group_by("alloc_id")
         .agg(
-            pl.col("_s").count().alias("starts"),
-            pl.col("_e").count().alias("ends"),
+            # counted by event, so a start or an end with an unreadable `ts` still counts
+            pl.col("_is_s").sum().alias("starts"),
+            pl.col("_is_e").sum().alias("ends"),
             pl.col("_s").min().alias("start"),
             pl.col("_e").min().alias("end"),
-            (pl.len() - pl.col("_r").count()).alias("_not_requests"),
+            (event != "requested").sum().alias("_not_requests"),
             pl.col("_w").min().alias("_w_lo"),
             pl.col("_w").max().alias("_w_hi"),
             pl.col("_r").max().alias("_r_hi"),
@@ -201,7 +256,7 @@ def _allocation_rules(
     else:
         open_ts = pl.lit(open_at).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
         unended = (pl.col("ends") == 0) & (start > open_ts)
-        end_eff = end.fill_null(open_ts)
+        end_eff = pl.when(pl.col("ends") == 0).then(open_ts).otherwise(end)
     may_break = (
         (pl.col("starts") > 1)
         | (pl.col("ends") > 1)
@@ -222,16 +277,22 @@ def _allocation_rules(
     return summary, _allocation_details(detail, open_at)
 
 
-def _allocation_details(rows: pl.DataFrame, open_at: datetime | None) -> list[pl.LazyFrame]:
-    """Row-by-row allocation rules on the rows of the allocations that may break one."""
+def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[pl.LazyFrame]:
+    """Row-by-row allocation rules on the rows of the allocations that may break one.
+
+    An allocation with a row whose event is unknown is *incomplete*: that row may have been its
+    start or its end, so it is not checked for never starting or never ending. The first start
+    (and end) is the earliest by time, then by row; one with an unreadable time comes last."""
+    incomplete = detail.filter(pl.col("event").is_null()).get_column("alloc_id").unique()
+    rows = detail.filter(pl.col("event").is_not_null()).sort(ROW)
     starts = (
         rows.filter(pl.col("event") == "started")
-        .sort(["ts", ROW])
+        .sort(["ts", ROW], nulls_last=True)
         .with_columns(pl.col("alloc_id").is_first_distinct().alias("_first"))
     )
     ends = (
         rows.filter(pl.col("event").is_in(list(END_EVENTS)))
-        .sort(["ts", ROW])
+        .sort(["ts", ROW], nulls_last=True)
         .with_columns(pl.col("alloc_id").is_first_distinct().alias("_first"))
     )
     first_start = starts.filter("_first").select(
@@ -246,7 +307,9 @@ def _allocation_details(rows: pl.DataFrame, open_at: datetime | None) -> list[pl
         pl.col(ROW).alias("end_row"),
         pl.col("event").alias("end_event"),
     )
-    table = first_start.join(first_end, on="alloc_id", how="full", coalesce=True)
+    table = first_start.join(first_end, on="alloc_id", how="full", coalesce=True).with_columns(
+        pl.col("alloc_id").is_in(incomplete.implode()).alias("_incomplete")
+    )
     problems: list[pl.LazyFrame] = []
 
     def report(frame: pl.DataFrame, code: str, message: pl.Expr, help: str | None = None) -> None:
@@ -301,7 +364,9 @@ def _allocation_details(rows: pl.DataFrame, open_at: datetime | None) -> list[pl
         ),
     )
     # T014: never ends (or --open-at before its start)
-    open_allocs = table.filter(pl.col("start").is_not_null() & pl.col("end").is_null())
+    open_allocs = table.filter(
+        pl.col("start_row").is_not_null() & pl.col("end_row").is_null() & ~pl.col("_incomplete")
+    )
     open_allocs = open_allocs.with_columns(pl.col("start_row").alias(ROW))
     open_ts = pl.lit(open_at).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
     if open_at is None:
@@ -323,22 +388,34 @@ def _allocation_details(rows: pl.DataFrame, open_at: datetime | None) -> list[pl
                 pl.lit(")"),
             ),
         )
-    # owners, events without a start, lifetimes: one join of every allocation row
-    end = pl.col("end") if open_at is None else pl.col("end").fill_null(open_ts)
+    # owners, events without a start, lifetimes: one join of every allocation row. With
+    # --open-at an allocation with no end (and no unknown row that may be one) ends there.
+    closed_at_open = pl.col("end_row").is_null() & ~pl.col("_incomplete")
+    end = (
+        pl.col("end")
+        if open_at is None
+        else pl.when(closed_at_open).then(open_ts).otherwise(pl.col("end"))
+    )
     event, ts, start = pl.col("event"), pl.col("ts"), pl.col("start")
     outside = (
         (event.is_in(list(WITHIN_LIFETIME)) & ((ts < start) | (ts > pl.col("end"))))
         | ((event == "requested") & (ts > start))
         | (event.is_in(list(INVOICE_EVENTS)) & (ts < start))
     )
-    joined = rows.join(
-        table.select("alloc_id", "owner", "start", "start_row", end.alias("end")),
-        on="alloc_id",
-        how="left",
-    ).with_columns(
-        (start.is_not_null() & (pl.col("run_id") != pl.col("owner"))).alias("_owner"),
-        (start.is_null() & (event != "requested")).alias("_no_start"),
-        (start.is_not_null() & outside.fill_null(False)).alias("_outside"),
+    has_start = pl.col("start_row").is_not_null()
+    incomplete_alloc = pl.col("alloc_id").is_in(incomplete.implode())
+    joined = (
+        rows.join(
+            table.select("alloc_id", "owner", "start", "start_row", end.alias("end")),
+            on="alloc_id",
+            how="left",
+        )
+        .sort(ROW)
+        .with_columns(
+            (has_start & (pl.col("run_id") != pl.col("owner"))).fill_null(False).alias("_owner"),
+            (~has_start & (event != "requested") & ~incomplete_alloc).alias("_no_start"),
+            (start.is_not_null() & outside.fill_null(False)).alias("_outside"),
+        )
     )
     report(
         joined.filter("_owner"),
@@ -443,15 +520,19 @@ def _duplicates(good: pl.LazyFrame) -> pl.LazyFrame:
 # --------------------------------------------------------------------------- warnings
 
 
-def _rollbacks(good: pl.LazyFrame, time_ordered: bool) -> pl.LazyFrame:
+def _rollbacks(events: pl.LazyFrame, bad_valid: pl.Expr, time_ordered: bool) -> pl.LazyFrame:
     """W101: a valid checkpoint whose step is below an earlier valid one of the run.
 
     Checkpoints are taken in time order (ties in file order): a stable sort by time, skipped
-    when the file is already in time order, as logs usually are."""
-    ck = good.filter(
+    when the file is already in time order, as logs usually are. A checkpoint whose `valid`,
+    `step`, `ts` or `run_id` is bad (or missing) is left out: it cannot be placed or compared."""
+    ck = events.filter(
         (pl.col("event") == "checkpoint")
         & pl.col("valid").fill_null(True)
+        & ~bad_valid
         & pl.col("step").is_not_null()
+        & pl.col("ts").is_not_null()
+        & pl.col(RUN_KEY).is_not_null()
     ).select(ROW, RUN_KEY, "ts", "step")
     if not time_ordered:
         ck = ck.sort("ts", maintain_order=True)
