@@ -23,6 +23,7 @@ from contractlang.compile import (
     MONEY_SCALE,
     Env,
     Val,
+    align,
     compile_expr,
     condition,
     dec,
@@ -145,36 +146,36 @@ def apply_contract(
     )
     env = Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs, computed={})
 
-    # (5) the first rate whose condition holds and whose price is not none
-    gpus = Val(pl.col("gpus").cast(dec(0)), "num", 0)
-    replay_us = pl.min_horizontal(
-        pl.col("replayed_time").dt.total_microseconds(), pl.col("billable_us")
-    )
+    # (5) the first rate whose condition holds and whose price is not none: the prices are
+    # brought to one factor and scale, the applicable one picked, then multiplied out once
+    prices = [compile_expr(r.price, env) for r in rates]
+    aligned, factor, scale = align(prices)
     rate_index: pl.Expr = pl.lit(None, dtype=pl.Int32)
-    unit_price: pl.Expr = pl.lit(None, dtype=dec(MONEY_SCALE))
-    charge: pl.Expr = pl.lit(None, dtype=dec(MONEY_SCALE))
-    replayed: pl.Expr = pl.lit(None, dtype=dec(MONEY_SCALE))
-    rate_terms = []
+    picked: pl.Expr = pl.lit(None, dtype=dec(scale))
     for k in reversed(range(len(rates))):
-        r = rates[k]
-        price = compile_expr(r.price, env)
-        ok = condition(r.when, env) & price.expr.is_not_null()
-        per_gpu = mul(price, gpus)
-        c_k = to_money(mul(per_gpu, micros_val("billable_us")))
-        r_k = to_money(mul(per_gpu, Val(replay_us.cast(dec(0)), "num", 0, MICROS)))
+        ok = condition(rates[k].when, env) & prices[k].expr.is_not_null()
         rate_index = pl.when(ok).then(pl.lit(k, pl.Int32)).otherwise(rate_index)
-        per_gpu_hour = Val(price.expr, "num", price.scale, price.factor * 3600)
-        unit_price = pl.when(ok).then(to_money(per_gpu_hour)).otherwise(unit_price)
-        charge = pl.when(ok).then(c_k).otherwise(charge)
-        replayed = pl.when(ok).then(r_k).otherwise(replayed)
-        rate_terms.append(Term("charge", label(r), r.span.line, "charge_minor", k, r))
-    rate_terms.reverse()
-    lf = lf.with_columns(
-        rate_index=rate_index,
-        price_per_gpu_hour=unit_price,
-        charge=charge,
-        replayed_cost=replayed,
-    )
+        picked = pl.when(ok).then(aligned[k].cast(dec(scale))).otherwise(picked)
+    rate_terms = [
+        Term("charge", label(r), r.span.line, "charge_minor", k, r) for k, r in enumerate(rates)
+    ]
+    lf = lf.with_columns(rate_index=rate_index, _price=picked)
+    price = Val(pl.col("_price"), "num", scale, factor)
+    per_gpu = mul(price, Val(pl.col("gpus").cast(dec(0)), "num", 0))
+    money = {
+        "price_per_gpu_hour": to_money(Val(price.expr, "num", scale, factor * 3600)),
+        "charge": to_money(mul(per_gpu, micros_val("billable_us"))),
+    }
+    if _reads(credits, "replayed_cost"):
+        replay_us = pl.min_horizontal(
+            pl.col("replayed_time").dt.total_microseconds(), pl.col("billable_us")
+        )
+        money["replayed_cost"] = to_money(
+            mul(per_gpu, Val(replay_us.cast(dec(0)), "num", 0, MICROS))
+        )
+    else:  # no term reads it: not worth a column of decimal products
+        money["replayed_cost"] = pl.lit(None, dtype=dec(MONEY_SCALE))
+    lf = lf.with_columns(**money).drop("_price")
     lf = lf.with_columns(charge_minor=minor_units(pl.col("charge"), s).fill_null(0))
     env = Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs, computed={})
 
@@ -223,6 +224,17 @@ def apply_contract(
         caps=tuple(cap_terms),
     )
     return lf, plan
+
+
+def _reads(clauses: list[ast.Credit], fact: str) -> bool:
+    """Whether any of ``clauses`` reads ``fact``."""
+    return any(
+        isinstance(node, ast.Name) and node.name == fact
+        for c in clauses
+        for e in (c.amount, c.when)
+        if e is not None
+        for node in ast.walk(e)
+    )
 
 
 def cap_percent(cap: ast.Cap) -> Fraction | None:
