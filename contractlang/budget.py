@@ -244,7 +244,10 @@ def aggregate(call: ast.Call, runs: pl.DataFrame, env: Env) -> Value:
     if any(isinstance(n, ast.Binary) and n.op == "/" for n in ast.walk(call.args[0])):
         return _aggregate_quotients(call, runs)
     val = compile_expr(call.args[0], env)
-    v = val.expr
+    # one value per run, even for an argument without a column (`count(true)`): with_columns
+    # broadcasts a literal where select would not
+    runs = runs.with_columns(val.expr.alias("_v")).select("_v")
+    v = pl.col("_v")
     if call.func in ("share", "count"):
         row = runs.select(
             true=v.fill_null(False).cast(pl.Int64).sum(), known=v.is_not_null().sum()
@@ -254,9 +257,7 @@ def aggregate(call: ast.Call, runs: pl.DataFrame, env: Env) -> Value:
         return None if row["known"] == 0 else Fraction(row["true"], row["known"])
     m = _PERCENTILE.match(call.func)
     if m is not None:
-        return exact_percentile(
-            runs.select(v.alias("v")).to_series(), Fraction(int(m.group(1)), 100), val.factor
-        )
+        return exact_percentile(runs.to_series(), Fraction(int(m.group(1)), 100), val.factor)
     row = runs.select(n=v.count(), total=v.sum(), low=v.min(), high=v.max()).row(0, named=True)
     if row["n"] == 0:
         return None

@@ -100,3 +100,17 @@ def test_every_code_is_documented() -> None:
     docs = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").glob("*.md"))
     missing = [code for code in CODES if not re.search(rf"\b{code}\b", docs)]
     assert missing == []
+
+
+def test_an_aggregate_of_a_constant_counts_every_run(files: Path) -> None:
+    # the trace has one run, so count(true) is 1 — not the one row a bare literal would give
+    # if it were not broadcast over the runs; with 1 run, `>= 2` is not met (exit 1)
+    (files / "k.spot").write_text(
+        'budget "k" {\n  require count(true) >= 1\n  require count(true) >= 2\n}\n'
+    )
+    code, out = run(
+        "evaluate", files / "c.spot", files / "k.spot", files / "t.parquet", "--format", "json"
+    )
+    assert code == 1
+    reqs = json.loads(out)["contracts"][0]["budgets"][0]["requirements"]
+    assert [(r["value"], r["verdict"]) for r in reqs] == [("1.0000", "met"), ("1.0000", "not met")]
