@@ -280,8 +280,16 @@ def compare(op: str, a: Val, b: Val) -> pl.Expr:
     return _CMP[op](x, y)
 
 
+_FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
 def _compare(e: ast.Compare, env: Env) -> Val:
-    return Val(compare(e.op, compile_expr(e.left, env), compile_expr(e.right, env)), "bool")
+    left, right, op = e.left, e.right, str(e.op)
+    if not _reads_columns(left, env) and _reads_columns(right, env):
+        # the column side goes left: polars 2.1 returns one row for `decimal literal < x`
+        # when x is an all-null result of when/then (tests/test_semantics_agree.py)
+        left, right, op = right, left, _FLIP[op]
+    return Val(compare(op, compile_expr(left, env), compile_expr(right, env)), "bool")
 
 
 def _logic(e: ast.Logic, env: Env) -> Val:
@@ -293,8 +301,11 @@ def _logic(e: ast.Logic, env: Env) -> Val:
 def _in(e: ast.In, env: Env) -> Val:
     value = compile_expr(e.value, env)
     result: pl.Expr | None = None
+    constant = not _reads_columns(e.value, env)
     for opt in e.options:
-        eq = compare("==", value, compile_expr(opt, env))
+        option = compile_expr(opt, env)
+        flip = constant and _reads_columns(opt, env)  # the column side left, as in _compare
+        eq = compare("==", option, value) if flip else compare("==", value, option)
         result = eq if result is None else result | eq
     assert result is not None
     return Val(~result if e.negated else result, "bool")
@@ -303,12 +314,7 @@ def _in(e: ast.In, env: Env) -> Val:
 def _call(e: ast.Call, env: Env) -> Val:
     args = [compile_expr(a, env) for a in e.args]
     if e.func == "coalesce":
-        kinds = {a.kind for a in args} - {"null"}
-        kind = kinds.pop() if kinds else "null"
-        exprs, factor, scale = align(args)
-        if kind == "num":
-            exprs = [x.cast(dec(scale)) for x in exprs]
-        return Val(pl.coalesce(exprs), kind, scale, factor)
+        return _coalesce(e, args, env)
     if e.func in ("min", "max"):
         exprs, factor, scale = align(args)
         exprs = [x.cast(dec(scale)) for x in exprs]
@@ -317,6 +323,41 @@ def _call(e: ast.Call, env: Env) -> Val:
         expr = pl.when(any_null).then(pl.lit(None, dtype=dec(scale))).otherwise(pick)
         return Val(expr, "num", scale, factor)
     raise InternalError(f"function `{e.func}` is not a scalar function")
+
+
+def _coalesce(e: ast.Call, args: list[Val], env: Env) -> Val:
+    """The first argument that is not none. Arguments after a constant that is not none are
+    never reached and a `none` literal is skipped, so the result is either that constant or
+    ``first_column_expr.fill_null(…)`` — always a whole column or a scalar: polars 2.1 gives
+    `lit == coalesce(col, lit)` (and `lit.fill_null(col)`) the length of a scalar when the
+    column is all null (tests/test_semantics_agree.py)."""
+    kinds = {a.kind for a in args} - {"null"}
+    kind = kinds.pop() if kinds else "null"
+    exprs, factor, scale = align(args)
+    if kind == "num":
+        exprs = [x.cast(dec(scale)) for x in exprs]
+    kept: list[pl.Expr] = []
+    for node, val, x in zip(e.args, args, exprs, strict=True):
+        if val.kind == "null":
+            continue
+        kept.append(x)
+        if not _reads_columns(node, env):
+            break
+    if not kept:
+        return Val(pl.lit(None, dtype=dec(0)), "null")
+    picked = kept[-1]
+    for x in reversed(kept[:-1]):
+        picked = x.fill_null(picked)
+    return Val(picked, kind, scale, factor)
+
+
+def _reads_columns(e: ast.Expr, env: Env) -> bool:
+    """Whether ``e`` reads a column of the facts (a fact, a computed value, `trace.<c>`)."""
+    return any(
+        isinstance(n, ast.TraceColumn)
+        or (isinstance(n, ast.Name) and (n.name in FACTS or n.name in env.computed))
+        for n in ast.walk(e)
+    )
 
 
 _COMPILERS: dict[type, Callable[..., Val]] = {
