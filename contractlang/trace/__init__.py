@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from contractlang.trace.derive import Facts, derive_facts
 from contractlang.trace.generate import generate_trace, write_trace
-from contractlang.trace.load import Trace, load_trace
+from contractlang.trace.load import Trace, TraceIndex, load_trace
 from contractlang.trace.schema import TraceSummary
 from contractlang.trace.summary import summarize
 
 __all__ = [
     "Facts",
     "Trace",
+    "TraceIndex",
     "TraceSummary",
     "derive_facts",
     "generate_trace",

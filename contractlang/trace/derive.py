@@ -3,8 +3,8 @@
 :func:`derive_facts` returns two lazy frames with the columns of
 :data:`contractlang.facts.ALLOCATION_SCHEMA` (then ``trace.<column>`` extras) and
 :data:`contractlang.facts.RUN_SCHEMA`. Nothing is computed until they are collected; collect
-them together (:meth:`Facts.collect`) so the shared work is done once, or extend the
-allocations plan with a contract's columns first.
+them together (:meth:`Facts.collect`, with the in-memory engine: the allocations once, then
+the runs from them), or extend the allocations plan with a contract's columns first.
 
 Every join is by allocation or by run (``run_key``), so facts are a function of each run's
 events only (design §10): the same plan over a shard of runs gives those runs' facts.
@@ -13,29 +13,41 @@ How each fact is computed (``docs/trace.md`` has the definitions):
 
 - allocations are the ``started`` rows joined with their end rows (``--open-at`` closes the
   rest as ``released``), sorted by (run, start, ``alloc_id``): ``attempt`` is the position in
-  that order and the previous allocation's end a shift masked at run boundaries;
+  that order and the previous allocation's end a shift masked at run boundaries. The end
+  rows, the earliest notice and the earliest own request come from the trace's
+  :class:`~contractlang.trace.load.TraceIndex` (found while validating), else from a
+  group-by of the allocation rows; the rows stay in attempt order from then on, and each
+  lookup below is computed on a narrow frame and set beside them;
 - ``queue_wait`` takes the allocation's own earliest ``requested``, else an as-of join (by run)
   finds the latest run-level ``requested`` at or before the start, kept if it is at or after
   the previous allocation's end (any, for attempt 1);
 - ``last_checkpoint`` is an as-of join (by run) of valid checkpoints at or before the end;
-- ``replacement_wait`` is a forward as-of join (by run) of the other allocations' starts.
+- ``replacement_wait``: the first start of another allocation of the run at or after the end,
+  found by binary search among the allocations' own (run, start) keys (or by forward as-of
+  joins when the keys cannot be packed).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
 import polars as pl
 
 from contractlang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA, TRACE_PREFIX
-from contractlang.trace.load import Trace
-from contractlang.trace.schema import END_EVENTS, RUN_KEY
+from contractlang.trace.load import Trace, TraceIndex
+from contractlang.trace.schema import END_EVENTS, ROW, RUN_KEY
 
 ZERO = pl.duration(microseconds=0, time_unit="us")
+#: The polars engine that computes the facts: the plan is sorts, as-of joins and binary
+#: searches over whole columns, which the in-memory engine runs about twice as fast here.
+ENGINE: Literal["streaming", "in-memory"] = "in-memory"
 #: Packed (run, time) keys must fit in a signed 64-bit integer, with room to spare.
 MAX_KEY_BITS = 62
+#: An allocation's position in attempt order, by which lookups are set back beside it.
+POSITION = "_position"
 
 
 @dataclass(frozen=True)
@@ -45,11 +57,21 @@ class Facts:
 
     allocations: pl.LazyFrame
     runs: pl.LazyFrame
+    #: the allocations with their ``run_key``, and the run facts computed from such a frame
+    #: (:meth:`collect` computes the allocations once and the runs from them)
+    keyed: pl.LazyFrame | None = field(default=None, repr=False, compare=False)
+    runs_of: Callable[[pl.LazyFrame], pl.LazyFrame] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def collect(self) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """Both frames, computed together (common parts of the plan run once)."""
-        allocations, runs = pl.collect_all([self.allocations, self.runs])
-        return allocations, runs
+        """Both frames, computed together: the allocations once, then the runs from them."""
+        if self.keyed is None or self.runs_of is None:
+            allocations, runs = pl.collect_all([self.allocations, self.runs], engine=ENGINE)
+            return allocations, runs
+        keyed = self.keyed.collect(engine=ENGINE)
+        runs = self.runs_of(keyed.lazy()).collect(engine=ENGINE)
+        return keyed.drop(RUN_KEY), runs
 
 
 def derive_facts(trace: Trace) -> Facts:
@@ -64,42 +86,22 @@ def derive_facts(trace: Trace) -> Facts:
     event = pl.col("event")
     trace_cols = [pl.col(c).alias(TRACE_PREFIX + c) for c in trace.extras]
 
-    # the joins and sorts below carry only numbers (and `alloc_id` until the attempt order is
-    # known); the text columns are sorted once into the same order and set beside them (a
-    # join back on a row number would do too, but makes polars 2.1's streaming engine panic
-    # in this plan)
+    # the `started` rows with what they say of the allocation; their end, earliest notice and
+    # earliest own request are joined on (the validation's index says which rows those are)
     started = ev.filter(event == "started")
-    starts = started.select(RUN_KEY, "alloc_id", pl.col("ts").alias("start"), "gpus")
-    described = (
-        started.select(
-            RUN_KEY,
-            pl.col("ts").alias("_start"),
-            "run_id",
-            "alloc_id",
-            "sku",
-            "zone",
-            pl.col("capacity").cast(pl.String),
-            *trace_cols,
-        )
-        .sort([RUN_KEY, "_start", "alloc_id"])
-        .drop(RUN_KEY, "_start")
+    starts = started.select(
+        RUN_KEY,
+        "alloc_id",
+        pl.col("ts").alias("start"),
+        "gpus",
+        "run_id",
+        "sku",
+        "zone",
+        pl.col("capacity").cast(pl.String),
+        *trace_cols,
     )
-    is_end = event.is_in(list(END_EVENTS))
-    ts = pl.col("ts")
-    # the end, the earliest notice and the earliest own request of each allocation: one pass
-    per_allocation = (
-        ev.filter(
-            pl.col("alloc_id").is_not_null() & (is_end | event.is_in(["notice", "requested"]))
-        )
-        .group_by("alloc_id")
-        .agg(
-            pl.when(is_end).then(ts).max().alias("end"),
-            pl.when(is_end).then(event).max().alias("end_reason"),
-            pl.when(is_end).then(pl.col("step")).max().alias("end_step"),
-            pl.when(event == "notice").then(ts).min().alias("notice_at"),
-            pl.when(event == "requested").then(ts).min().alias("_own_request"),
-        )
-    )
+    found = _usable_index(trace)
+    per_allocation = _per_allocation(ev, starts, found)
     run_requests = ev.filter((event == "requested") & pl.col("alloc_id").is_null()).select(
         RUN_KEY, pl.col("ts").alias("_run_request")
     )
@@ -110,59 +112,47 @@ def derive_facts(trace: Trace) -> Facts:
     )
     keys = _Keys.of(trace)
 
+    # sorted once, into attempt order, which the rows keep from here on: every lookup below
+    # is computed on a narrow frame and set beside them
     end = pl.col("end")
     if trace.open_at is not None:
         end = end.fill_null(_utc(trace.open_at))
-    alloc = (
-        starts.join(per_allocation, on="alloc_id", how="left")
-        .with_columns(end.alias("end"), pl.col("end_reason").cast(pl.String).fill_null("released"))
-        .sort([RUN_KEY, "start", "alloc_id"])
-        .drop("alloc_id")
-    )
+    alloc = per_allocation.with_columns(
+        end.alias("end"), pl.col("end_reason").cast(pl.String).fill_null("released")
+    ).sort([RUN_KEY, "start", "alloc_id"])
     same_run = pl.col(RUN_KEY) == pl.col(RUN_KEY).shift(1)
     index = pl.int_range(pl.len(), dtype=pl.Int64)
     run_first = pl.when(~same_run.fill_null(False)).then(index).forward_fill()
     alloc = alloc.with_columns(
+        index.alias(POSITION),
         (index - run_first + 1).alias("attempt"),
         pl.when(same_run).then(pl.col("end").shift(1)).alias("_previous_end"),
     )
-
+    # replacement_wait: the first other allocation of the run starting at or after the end
+    next_starts = keys.next_start(alloc, starts)
     # queue_wait: the allocation's own request, else the latest run-level request at or
     # before the start and at or after the previous allocation's end
-    alloc = keys.asof(alloc, run_requests, "start", "_run_request", "backward")
+    requests = keys.lookup(
+        alloc, run_requests, "start", "_run_request", "backward", right_in_file_order=True
+    )
+    # the last valid checkpoint at or before the end (ties: the last in the file)
+    last_checkpoints = keys.lookup(
+        alloc,
+        checkpoints,
+        "end",
+        "last_checkpoint_at",
+        "backward",
+        by_time=True,
+        right_in_file_order=True,
+    )
+    alloc = pl.concat([alloc, next_starts, requests, last_checkpoints], how="horizontal")
     run_request = pl.when(
         (pl.col("attempt") == 1) | (pl.col("_run_request") >= pl.col("_previous_end"))
     ).then(pl.col("_run_request"))
     alloc = alloc.with_columns(
         (pl.col("start") - pl.coalesce(pl.col("_own_request"), run_request)).alias("queue_wait")
     )
-
-    # the last valid checkpoint at or before the end (ties: the last in the file)
-    alloc = keys.asof(alloc, checkpoints, "end", "last_checkpoint_at", "backward")
-
-    # replacement_wait: the first other allocation of the run starting at or after the end
-    start_groups = starts.group_by([RUN_KEY, "start"]).agg(pl.len().alias("_starting"))
-    alloc = keys.asof(
-        alloc,
-        start_groups.select(RUN_KEY, pl.col("start").alias("_next_ge"), "_starting"),
-        "end",
-        "_next_ge",
-        "forward",
-    )
-    alloc = keys.asof(
-        alloc,
-        start_groups.select(RUN_KEY, pl.col("start").alias("_next_gt")),
-        "end",
-        "_next_gt",
-        "forward",
-        exact=False,
-    )
-    # a zero-length allocation finds its own start among those at its end: it needs another
-    # allocation starting then, or else the next start strictly after
-    others_at = (pl.col("_next_ge") != pl.col("start")) | (pl.col("_starting") >= 2)
-    next_start = (
-        pl.when(others_at.fill_null(False)).then(pl.col("_next_ge")).otherwise(pl.col("_next_gt"))
-    )
+    next_start = pl.col("_next_start")
 
     reason = pl.col("end_reason")
     lost = reason.is_in(["reclaimed", "failed"])
@@ -191,19 +181,92 @@ def derive_facts(trace: Trace) -> Facts:
         .then(replayed_steps)
         .alias("replayed_steps"),
     )
-    alloc = alloc.sort([RUN_KEY, "attempt"])
-    alloc = pl.concat([alloc, described], how="horizontal")  # both in attempt order
     allocations = alloc.select(
         [pl.col(c).cast(t) for c, t in ALLOCATION_SCHEMA.items()]
         + [pl.col(TRACE_PREFIX + c) for c in trace.extras]
         + [pl.col(RUN_KEY)]
     )
-    return Facts(allocations.drop(RUN_KEY), _runs(ev, allocations))
+    return Facts(
+        allocations.drop(RUN_KEY),
+        _runs(ev, allocations, found),
+        keyed=allocations,
+        runs_of=lambda keyed: _runs(ev, keyed, found),
+    )
 
 
-def _runs(ev: pl.LazyFrame, allocations: pl.LazyFrame) -> pl.LazyFrame:
+def _usable_index(trace: Trace) -> TraceIndex | None:
+    """The trace's index, if it was made for its events (as it is for a trace from
+    :func:`load_trace`) and matches them (one line per `started` row, one run id per run)."""
+    index = trace.index
+    if index is None or index.events is not trace.events:
+        return None
+    starts = trace.summary.events.get("started", 0)
+    if index.allocations.height != starts or index.run_ids.len() != trace.summary.runs:
+        return None
+    return index
+
+
+def _per_allocation(
+    ev: pl.LazyFrame, starts: pl.LazyFrame, index: TraceIndex | None
+) -> pl.LazyFrame:
+    """``starts`` (the `started` rows, in file order) with the end (``end``, ``end_reason``,
+    ``end_step``), the earliest notice (``notice_at``) and the earliest own request
+    (``_own_request``) of each allocation.
+
+    Without an index: one group-by of the allocation rows by `alloc_id`, joined to the starts.
+    With one (the validation found each allocation's start and end rows in its own group-by):
+    the index lines up with the `started` rows as they are, and the end is found by its row
+    number, so no text is hashed again. A valid trace has at most one end per allocation, so
+    "the end" is the same row either way."""
+    event, ts = pl.col("event"), pl.col("ts")
+    is_end = event.is_in(list(END_EVENTS))
+    if index is not None:
+        found = index.allocations.lazy().select(
+            pl.col("end_row").alias(ROW), "notice_at", pl.col("own_request").alias("_own_request")
+        )
+        ends = ev.filter(is_end).select(
+            ROW,
+            pl.col("ts").alias("end"),
+            pl.col("event").alias("end_reason"),
+            pl.col("step").alias("end_step"),
+        )
+        lined_up = pl.concat([starts, found], how="horizontal")
+        return lined_up.join(ends, on=ROW, how="left").select(
+            *starts.collect_schema().names(),
+            "end",
+            "end_reason",
+            "end_step",
+            "notice_at",
+            "_own_request",
+        )
+    # the end, the earliest notice and the earliest own request of each allocation: one pass
+    per_allocation = (
+        ev.filter(
+            pl.col("alloc_id").is_not_null() & (is_end | event.is_in(["notice", "requested"]))
+        )
+        .group_by("alloc_id")
+        .agg(
+            pl.when(is_end).then(ts).max().alias("end"),
+            pl.when(is_end).then(event).max().alias("end_reason"),
+            pl.when(is_end).then(pl.col("step")).max().alias("end_step"),
+            pl.when(event == "notice").then(ts).min().alias("notice_at"),
+            pl.when(event == "requested").then(ts).min().alias("_own_request"),
+        )
+    )
+    return starts.join(per_allocation, on="alloc_id", how="left")
+
+
+def _runs(ev: pl.LazyFrame, allocations: pl.LazyFrame, index: TraceIndex | None) -> pl.LazyFrame:
     event = pl.col("event")
-    run_ids = ev.select(RUN_KEY, "run_id").filter(pl.col(RUN_KEY).is_first_distinct())
+    if index is None:
+        run_ids = ev.select(RUN_KEY, "run_id").filter(pl.col(RUN_KEY).is_first_distinct())
+    else:  # run keys are positions in the sorted run ids
+        run_ids = pl.LazyFrame(
+            {
+                RUN_KEY: pl.arange(0, index.run_ids.len(), dtype=pl.UInt32, eager=True),
+                "run_id": index.run_ids,
+            }
+        )
     verdicts = (
         ev.filter(event.is_in(["accepted", "requested"]))
         .group_by(RUN_KEY)
@@ -249,29 +312,66 @@ class _Keys:
     When the trace's runs and time span fit, (run, time) pairs are packed into one integer,
     ``run_key × 2^shift + µs since the first event``, so an as-of join within a run is a
     plain as-of join on that integer (a match from another run is then discarded), which is
-    much cheaper than ``join_asof(by=…)``. Otherwise ``by`` is used. Both give the same rows.
+    much cheaper than ``join_asof(by=…)`` on frames sorted by run and time. Otherwise, or
+    when asked (``by_time``), ``join_asof(by=run_key)`` on both sides sorted by time alone,
+    which is all it needs (each run's rows in time order): a stable sort by time is cheap on
+    rows taken from a log in time order, where the packed key would need a full sort, and
+    none is needed when the events are in time order (``ordered``) and the right side is
+    rows of them in file order. All give the same rows.
     """
 
     origin: datetime | None
     shift: int = 0
+    ordered: bool = False
 
     @staticmethod
     def of(trace: Trace) -> _Keys:
         s = trace.summary
+        ts = trace.events.get_column("ts")
+        ordered = not ts.null_count() and ts.is_sorted()
         if s.first_ts is None or s.last_ts is None:
-            return _Keys(None)
+            return _Keys(None, ordered=ordered)
         moments = [s.first_ts, s.last_ts, *([trace.open_at] if trace.open_at else [])]
         lo, hi = min(moments), max(moments)
         span = (hi - lo) // timedelta(microseconds=1)
         shift = max(1, span.bit_length())
         if shift + max(1, s.runs.bit_length()) > MAX_KEY_BITS:
-            return _Keys(None)
-        return _Keys(lo, shift)
+            return _Keys(None, ordered=ordered)
+        return _Keys(lo, shift, ordered)
 
     def _key(self, column: str) -> pl.Expr:
         assert self.origin is not None
         since = (pl.col(column) - _utc(self.origin)).dt.total_microseconds()
         return pl.col(RUN_KEY).cast(pl.Int64) * (1 << self.shift) + since
+
+    def lookup(
+        self,
+        alloc: pl.LazyFrame,
+        right: pl.LazyFrame,
+        left_on: str,
+        right_on: str,
+        strategy: Literal["backward", "forward"],
+        *,
+        exact: bool = True,
+        by_time: bool = False,
+        right_in_file_order: bool = False,
+    ) -> pl.LazyFrame:
+        """The columns of ``right`` (but ``run_key``) as-of joined to the rows of ``alloc``
+        (which has a :data:`POSITION` column), in ``alloc``'s order: only the keys of
+        ``alloc`` are sorted for the join, and its result sorted back."""
+        narrow = alloc.select(POSITION, RUN_KEY, left_on)
+        joined = self.asof(
+            narrow,
+            right,
+            left_on,
+            right_on,
+            strategy,
+            exact=exact,
+            by_time=by_time,
+            right_in_file_order=right_in_file_order,
+        )
+        columns = [c for c in right.collect_schema().names() if c != RUN_KEY]
+        return joined.sort(POSITION).select(columns)
 
     def asof(
         self,
@@ -282,14 +382,18 @@ class _Keys:
         strategy: Literal["backward", "forward"],
         *,
         exact: bool = True,
+        by_time: bool = False,
+        right_in_file_order: bool = False,
     ) -> pl.LazyFrame:
         """Join to each row of ``left`` the row of ``right`` of the same run nearest in time:
         the latest at or before ``left_on`` (backward) or the earliest at or after it
         (forward); strictly before or after when ``exact`` is false. Ties in ``right``: the
-        last (backward) or first (forward) in its current order."""
-        if self.origin is None:
-            return left.sort([RUN_KEY, left_on]).join_asof(
-                right.sort([RUN_KEY, right_on], maintain_order=True),
+        last (backward) or first (forward) in its current order. ``right_in_file_order``
+        says ``right`` is rows of the events in file order, with ``right_on`` their time."""
+        if by_time or self.origin is None:
+            in_order = self.ordered and right_in_file_order  # a stable sort would keep it
+            return left.sort(left_on).join_asof(
+                right if in_order else right.sort(right_on, maintain_order=True),
                 left_on=left_on,
                 right_on=right_on,
                 by=RUN_KEY,
@@ -316,3 +420,66 @@ class _Keys:
         return joined.with_columns(
             pl.when(same_run).then(pl.col(c)).alias(c) for c in columns
         ).drop("_lkey", "_rkey", "_rrun")
+
+    def next_start(self, alloc: pl.LazyFrame, starts: pl.LazyFrame) -> pl.LazyFrame:
+        """``_next_start`` for each row of ``alloc`` (sorted by run and start, with a
+        :data:`POSITION`), in its order: the start of the first *other* allocation of the run
+        starting at or after the allocation's end. That is the earliest start at or after the
+        end, unless it is the allocation's own start and no other allocation starts then (a
+        zero-length allocation): then the earliest start strictly after it.
+
+        With packed keys, ``alloc`` is itself the sorted list of starts: two binary searches
+        of the end among the start keys find the first start at or after the end (``ge``) and
+        the first strictly after it (``gt``), kept when of the same run; several allocations
+        start at ``ge`` when the key after it is equal. Otherwise: as-of joins with the
+        distinct starts of each run (``starts``) and their counts."""
+        if self.origin is None:
+            return self._next_start_joined(alloc, starts)
+        skey, ekey = self._key("start"), self._key("end")
+        height = pl.len().cast(pl.Int64)
+
+        def find(side: Literal["left", "right"]) -> pl.Expr:
+            found = skey.search_sorted(ekey, side=side).cast(pl.Int64)
+            return pl.when(ekey.is_not_null()).then(found)
+
+        def at(position: pl.Expr, column: pl.Expr) -> pl.Expr:
+            return column.gather(pl.when(position < height).then(position))
+
+        def start_in_run(position: pl.Expr) -> pl.Expr:
+            same_run = at(position, pl.col(RUN_KEY)) == pl.col(RUN_KEY)
+            return pl.when(same_run).then(at(position, pl.col("start")))
+
+        ge, gt = find("left"), find("right")
+        next_ge, next_gt = start_in_run(ge), start_in_run(gt)
+        several = at(ge + 1, skey) == at(ge, skey)
+        others_at = (next_ge != pl.col("start")) | several
+        next_start = pl.when(others_at.fill_null(False)).then(next_ge).otherwise(next_gt)
+        return alloc.select(next_start.alias("_next_start"))
+
+    def _next_start_joined(self, alloc: pl.LazyFrame, starts: pl.LazyFrame) -> pl.LazyFrame:
+        start_groups = starts.group_by([RUN_KEY, "start"]).agg(pl.len().alias("_starting"))
+        narrow = alloc.select(POSITION, RUN_KEY, "start", "end")
+        narrow = self.asof(
+            narrow,
+            start_groups.select(RUN_KEY, pl.col("start").alias("_next_ge"), "_starting"),
+            "end",
+            "_next_ge",
+            "forward",
+        )
+        narrow = self.asof(
+            narrow,
+            start_groups.select(RUN_KEY, pl.col("start").alias("_next_gt")),
+            "end",
+            "_next_gt",
+            "forward",
+            exact=False,
+        )
+        # a zero-length allocation finds its own start among those at its end: it needs
+        # another allocation starting then, or else the next start strictly after
+        others_at = (pl.col("_next_ge") != pl.col("start")) | (pl.col("_starting") >= 2)
+        next_start = (
+            pl.when(others_at.fill_null(False))
+            .then(pl.col("_next_ge"))
+            .otherwise(pl.col("_next_gt"))
+        )
+        return narrow.sort(POSITION).select(next_start.alias("_next_start"))

@@ -23,14 +23,15 @@ of its allocation, and the row's other values, are still checked by every rule:
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any, Literal, cast
 
 import polars as pl
 
 from contractlang.diagnostics import Diagnostic, Severity
 from contractlang.errors import ContractlangError
 from contractlang.trace import problems as pb
-from contractlang.trace.load import BAD, Normalised, Trace, bad_flag
+from contractlang.trace.load import BAD, Normalised, Trace, TraceIndex, bad_flag
 from contractlang.trace.schema import (
     END_EVENTS,
     EVENTS,
@@ -49,8 +50,10 @@ _ORDER = list(EVENTS)
 _EXPECTED_SOURCE = pl.Series(
     "expected", [SOURCES.index(EVENTS[e].source) for e in _ORDER], dtype=pl.UInt32
 )
-#: Row flags computed by :func:`_row_rules`.
-_ROW_RULES = ("_wrong_source", "_no_alloc", "_no_gpus", "_no_amount", "_gpus")
+#: The columns of :attr:`TraceIndex.allocations`, computed by the allocation rules' group-by.
+INDEX_COLUMNS = ("start_row", "end_row", "notice_at", "own_request")
+#: The polars engine of the validation's passes (measured faster than ``in-memory`` here).
+ENGINE: Literal["streaming", "in-memory"] = "streaming"
 
 
 def _ts_text(expr: pl.Expr) -> pl.Expr:
@@ -85,9 +88,8 @@ def validate(
 ) -> Trace:
     """Apply every rule to normalised events; return the :class:`Trace` or raise
     :class:`TraceInvalid` with the problems found (the first ``max_problems`` by row)."""
-    ev = _row_rules(normal.events)
+    ev = normal.events
     frames: list[pl.LazyFrame] = [normal.problems, *_row_problems(ev)]
-    ev = ev.drop(_ROW_RULES)
     any_bad = bool(normal.bad_columns)
     # rows whose values are all fine (all of them, usually: then no filtered copy is made)
     good = ev.lazy().filter(~pl.col(BAD)) if any_bad else ev.lazy()
@@ -121,6 +123,17 @@ def validate(
 
     events = ev.drop(BAD, *[bad_flag(c) for c in normal.bad_columns])
     summary = _summary(events, allocs, open_at, normal.extras, len(warnings) + warns.more)
+    # every `started` row is the one start of its allocation here, so the allocations that
+    # start, in the order of their start rows, are the `started` rows in file order
+    index = TraceIndex(
+        normal.run_ids,
+        allocs.lazy()
+        .filter(pl.col("starts") > 0)
+        .select(INDEX_COLUMNS)
+        .sort("start_row")
+        .collect(engine=ENGINE),
+        events,
+    )
     return Trace(
         events=events,
         source=name,
@@ -129,6 +142,7 @@ def validate(
         summary=summary,
         open_at=open_at,
         columns_read=normal.columns_read,
+        index=index,
     )
 
 
@@ -141,29 +155,33 @@ def _bad(ev: pl.DataFrame, column: str) -> pl.Expr:
     return pl.col(flag) if flag in ev.columns else pl.lit(False)
 
 
-def _row_rules(ev: pl.DataFrame) -> pl.DataFrame:
-    """Flags for the rules that need one row only. A bad value is null here, and a null where
-    a rule needs a value flags nothing; a bad `gpus` or `amount` is not a missing one."""
+def _row_rules(ev: pl.DataFrame) -> dict[str, pl.Expr]:
+    """Flags for the rules that need one row only, by name. A bad value is null here, and a
+    null where a rule needs a value flags nothing; a bad `gpus` or `amount` is not a missing
+    one."""
     event = pl.col("event")
     expected = pl.lit(_EXPECTED_SOURCE).gather(event.to_physical())
-    flags = [
-        (pl.col("source").to_physical() != expected).alias("_wrong_source"),
-        (event.is_in(list(LIFECYCLE_EVENTS)) & pl.col("alloc_id").is_null()).alias("_no_alloc"),
-        ((event == "started") & pl.col("gpus").is_null() & ~_bad(ev, "gpus")).alias("_no_gpus"),
-        (
+    flags = {
+        "_wrong_source": pl.col("source").to_physical() != expected,
+        "_no_alloc": event.is_in(list(LIFECYCLE_EVENTS)) & pl.col("alloc_id").is_null(),
+        "_no_gpus": (event == "started") & pl.col("gpus").is_null() & ~_bad(ev, "gpus"),
+        "_no_amount": (
             event.is_in(list(INVOICE_EVENTS)) & pl.col("amount").is_null() & ~_bad(ev, "amount")
-        ).alias("_no_amount"),
-        (pl.col("gpus") <= 0).alias("_gpus"),
-    ]
-    return ev.with_columns(f.fill_null(False) for f in flags)
+        ),
+        "_gpus": pl.col("gpus") <= 0,
+    }
+    return {name: flag.fill_null(False) for name, flag in flags.items()}
 
 
 def _row_problems(ev: pl.DataFrame) -> list[pl.LazyFrame]:
+    """The problems of the row rules: one pass counts the rows each rule flags, and only the
+    rules that flag a row are filtered again for their messages (usually none)."""
+    flags = _row_rules(ev)
+    counts = ev.lazy().select(f.sum().alias(n) for n, f in flags.items()).collect(engine=ENGINE)
     lf = ev.lazy()
     event = pb.backticked(pl.col("event"))
-    return [
-        pb.problems(
-            lf.filter(pl.col("_wrong_source")),
+    messages: dict[str, tuple[str, pl.Expr]] = {
+        "_wrong_source": (
             "T005",
             pl.concat_str(
                 event,
@@ -175,26 +193,21 @@ def _row_problems(ev: pl.DataFrame) -> list[pl.LazyFrame]:
                 pb.backticked(pl.col("source")),
             ),
         ),
-        pb.problems(
-            lf.filter(pl.col("_no_alloc")),
-            "T015",
-            pl.concat_str(event, pl.lit(" needs an `alloc_id`")),
-        ),
-        pb.problems(
-            lf.filter(pl.col("_no_gpus")),
-            "T015",
-            pl.lit("`started` needs `gpus`"),
-        ),
-        pb.problems(
-            lf.filter(pl.col("_no_amount")),
+        "_no_alloc": ("T015", pl.concat_str(event, pl.lit(" needs an `alloc_id`"))),
+        "_no_gpus": ("T015", pl.lit("`started` needs `gpus`")),
+        "_no_amount": (
             "T015",
             pl.concat_str(pl.lit("invoice line "), event, pl.lit(" needs an `amount`")),
         ),
-        pb.problems(
-            lf.filter(pl.col("_gpus")),
+        "_gpus": (
             "T011",
             pl.concat_str(pl.lit("`gpus` must be positive, not "), pb.backticked(pl.col("gpus"))),
         ),
+    }
+    return [
+        pb.problems(lf.filter(flags[n]), code, message)
+        for n, (code, message) in messages.items()
+        if counts.get_column(n).item()
     ]
 
 
@@ -210,8 +223,8 @@ def _allocation_rules(
     starts, ends, runs and the time range of each kind of event) and flags every allocation
     that may break a rule; only the rows of flagged allocations are then checked row by row
     (:func:`_allocation_details`), which is where messages come from. Returns the summary
-    (``alloc_id``, ``starts``, ``ends``, ``start``, ``end``) and the problem frames (each with
-    an ``alloc_id`` column).
+    (``alloc_id``, ``starts``, ``ends``, ``start``, ``end`` and the :data:`INDEX_COLUMNS`)
+    and the problem frames (each with an ``alloc_id`` column).
 
     Rows with bad values take part: a null (bad) `event`, `ts` or `run_id` is left out of
     whatever reads it (see the module's docstring)."""
@@ -232,6 +245,9 @@ def _allocation_rules(
             at(event.is_in(list(WITHIN_LIFETIME))).alias("_w"),
             at(event == "requested").alias("_r"),
             at(event.is_in(list(INVOICE_EVENTS))).alias("_i"),
+            at(event == "notice").alias("_n"),
+            pl.when(event == "started").then(pl.col(ROW)).alias("_srow"),
+            pl.when(event.is_in(list(END_EVENTS))).then(pl.col(ROW)).alias("_erow"),
         )
         .group_by("alloc_id")
         .agg(
@@ -246,8 +262,13 @@ def _allocation_rules(
             pl.col("_r").max().alias("_r_hi"),
             pl.col("_i").min().alias("_i_lo"),
             (pl.col(RUN_KEY).min() != pl.col(RUN_KEY).max()).alias("_two_runs"),
+            # for the facts (TraceIndex)
+            pl.col("_srow").min().alias("start_row"),
+            pl.col("_erow").min().alias("end_row"),
+            pl.col("_n").min().alias("notice_at"),
+            pl.col("_r").min().alias("own_request"),
         )
-        .collect()
+        .collect(engine=ENGINE)
     )
     start, end = pl.col("start"), pl.col("end")
     if open_at is None:
@@ -270,10 +291,10 @@ def _allocation_rules(
         | (pl.col("_i_lo") < start)
     ).fill_null(False)
     flagged = per.filter(may_break).select("alloc_id")
-    summary = per.select("alloc_id", "starts", "ends", "start", "end")
+    summary = per.select("alloc_id", "starts", "ends", "start", "end", *INDEX_COLUMNS)
     if flagged.is_empty():
         return summary, []
-    detail = rows.join(flagged.lazy(), on="alloc_id", how="semi").collect()
+    detail = rows.join(flagged.lazy(), on="alloc_id", how="semi").collect(engine=ENGINE)
     return summary, _allocation_details(detail, open_at)
 
 
@@ -490,20 +511,34 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
 
 
 def _duplicates(good: pl.LazyFrame) -> pl.LazyFrame:
-    """T012: rows equal in every column. Candidates share an integer key mixing the run, the
-    time and the event (equal rows have equal keys; a few unequal rows may collide), found by
-    one sort of the key; only candidates are compared in full."""
+    """T012: rows equal in every column. Candidates share an integer key mixing the time, the
+    run and the event (equal rows have equal keys; a few unequal rows may collide), found by
+    one sort of the key; only candidates are compared in full, so which unequal rows collide
+    does not change the result.
+
+    The key is ordered by time first (:func:`_time_first_key`), so for a trace in time order,
+    or nearly so, as logs usually are, it is nearly sorted already and sorts in well under
+    half the time."""
     cols = [c for c in good.collect_schema().names() if c not in (ROW, BAD, RUN_KEY)]
-    key = (pl.col("ts").dt.epoch("us") * 64 + pl.col("event").to_physical().cast(pl.Int64)).xor(
-        pl.col(RUN_KEY).cast(pl.Int64) * (1 << 40)
-    )  # wraps on overflow, which is fine for a key that only finds candidates
-    keyed = good.select(ROW, key.alias("_key")).collect()
-    ordered = keyed.get_column("_key").sort()
-    repeated = ordered.filter(ordered == ordered.shift(1)).unique()
-    if repeated.is_empty():
+    span = good.select(
+        pl.col("ts").min().alias("lo"),
+        pl.col("ts").max().alias("hi"),
+        pl.col(RUN_KEY).max().alias("runs"),
+    ).collect(engine=ENGINE)
+    key = _time_first_key(span.row(0, named=True))
+    # one stable sort (streaming: much the fastest on a key nearly in order already); the
+    # candidates are the rows whose key equals the one before or after
+    k = pl.col("_key")
+    rows = (
+        good.select(ROW, key.alias("_key"))
+        .sort("_key", maintain_order=True)
+        .filter((k == k.shift(1)) | (k == k.shift(-1)))
+        .collect(engine=ENGINE)
+        .get_column(ROW)
+    )
+    if rows.is_empty():
         return pb.empty()
-    rows = keyed.filter(pl.col("_key").is_in(repeated.implode())).get_column(ROW)
-    candidates = good.filter(pl.col(ROW).is_in(rows.implode())).collect()
+    candidates = good.filter(pl.col(ROW).is_in(rows.implode())).collect(engine=ENGINE)
     dups = candidates.with_columns(pl.col(ROW).min().over(cols).alias("_first")).filter(
         pl.col(ROW) != pl.col("_first")
     )
@@ -517,15 +552,36 @@ def _duplicates(good: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+def _time_first_key(span: dict[str, Any]) -> pl.Expr:
+    """The duplicate check's key: ``µs since the first event`` (shifted right just enough to
+    fit) above the run key above the event, when the trace's span and runs fit in 62 bits;
+    otherwise the time, the event and the run mixed in a key that may wrap. Equal rows have
+    equal keys either way."""
+    event_bits = (len(EVENTS) - 1).bit_length()
+    lo: datetime | None = span["lo"]
+    hi: datetime | None = span["hi"]
+    runs: int | None = span["runs"]
+    if lo is None or hi is None or runs is None:
+        mixed: pl.Expr = (
+            pl.col("ts").dt.epoch("us") * 64 + pl.col("event").to_physical().cast(pl.Int64)
+        ).xor(pl.col(RUN_KEY).cast(pl.Int64) * (1 << 40))  # wraps on overflow, which is fine
+        return mixed
+    low_bits = int(runs).bit_length() + event_bits
+    drop = max(0, ((hi - lo) // timedelta(microseconds=1)).bit_length() + low_bits - 62)
+    since = (pl.col("ts") - pl.lit(lo)).dt.total_microseconds() // (1 << drop)
+    low = pl.col(RUN_KEY).cast(pl.Int64) * (1 << event_bits)
+    return since * (1 << low_bits) + low + pl.col("event").to_physical().cast(pl.Int64)
+
+
 # --------------------------------------------------------------------------- warnings
 
 
 def _rollbacks(events: pl.LazyFrame, bad_valid: pl.Expr, time_ordered: bool) -> pl.LazyFrame:
     """W101: a valid checkpoint whose step is below an earlier valid one of the run.
 
-    Checkpoints are taken in time order (ties in file order): a stable sort by time, skipped
-    when the file is already in time order, as logs usually are. A checkpoint whose `valid`,
-    `step`, `ts` or `run_id` is bad (or missing) is left out: it cannot be placed or compared."""
+    Checkpoints are taken in time order (ties in file order). A checkpoint whose `valid`,
+    `step`, `ts` or `run_id` is bad (or missing) is left out: it cannot be placed or compared.
+    ``time_ordered`` says the rows are in time order already, as logs usually are."""
     ck = events.filter(
         (pl.col("event") == "checkpoint")
         & pl.col("valid").fill_null(True)
@@ -534,10 +590,7 @@ def _rollbacks(events: pl.LazyFrame, bad_valid: pl.Expr, time_ordered: bool) -> 
         & pl.col("ts").is_not_null()
         & pl.col(RUN_KEY).is_not_null()
     ).select(ROW, RUN_KEY, "ts", "step")
-    if not time_ordered:
-        ck = ck.sort("ts", maintain_order=True)
-    earlier = pl.col("step").cum_max().shift(1).over(RUN_KEY)  # max of earlier steps
-    ck = ck.with_columns(earlier.alias("_max")).filter(pl.col("step") < pl.col("_max"))
+    ck = _with_earlier_max(ck, time_ordered).filter(pl.col("step") < pl.col("_max"))
     return pb.problems(
         ck,
         "W101",
@@ -549,6 +602,47 @@ def _rollbacks(events: pl.LazyFrame, bad_valid: pl.Expr, time_ordered: bool) -> 
         ),
         help="a deliberate rollback is fine; `last_checkpoint` is still the latest valid one",
     )
+
+
+def _with_earlier_max(ck: pl.LazyFrame, time_ordered: bool) -> pl.LazyFrame:
+    """``ck`` (checkpoints, in file order) with ``_max``: the largest step of the run's
+    checkpoints before each in time order, ties in file order (null for a run's first).
+
+    Said plainly: a stable sort by time, then ``cum_max().shift(1).over(run_key)``. The same,
+    faster: one stable sort that puts each run's checkpoints together in that order (by run
+    alone when the rows are in time order already, else by ``run_key × 2^b + µs``), then one
+    running maximum over the whole frame of ``run_key × 2^bits + (step − lowest step)``, which
+    in a run's rows can only come from a step of that run, since earlier runs pack below it.
+    Rows come out in run order. When the numbers do not fit in 62 bits, the plain way."""
+    bounds = ck.select(
+        pl.col("step").min().alias("lo"),
+        pl.col("step").max().alias("hi"),
+        pl.col(RUN_KEY).max().alias("runs"),
+        pl.col("ts").min().alias("first"),
+        pl.col("ts").max().alias("last"),
+    ).collect(engine=ENGINE)
+    lo, hi, runs, first, last = bounds.row(0)
+    in_time = ck if time_ordered else ck.sort("ts", maintain_order=True)
+    plain = in_time.with_columns(pl.col("step").cum_max().shift(1).over(RUN_KEY).alias("_max"))
+    if lo is None or hi is None or runs is None or first is None or last is None:
+        return plain
+    run_bits = int(runs).bit_length()
+    step_bits = max(1, (int(hi) - int(lo)).bit_length())
+    time_bits = max(1, ((last - first) // timedelta(microseconds=1)).bit_length())
+    if run_bits + step_bits > 62 or (not time_ordered and run_bits + time_bits > 62):
+        return plain
+    if time_ordered:
+        by_run = ck.sort(RUN_KEY, maintain_order=True)
+    else:
+        since = (pl.col("ts") - pl.lit(first)).dt.total_microseconds()
+        by_run = ck.sort(
+            pl.col(RUN_KEY).cast(pl.Int64) * (1 << time_bits) + since, maintain_order=True
+        )
+    base = pl.col(RUN_KEY).cast(pl.Int64) * (1 << step_bits)
+    packed = base + (pl.col("step") - int(lo))
+    same_run = pl.col(RUN_KEY) == pl.col(RUN_KEY).shift(1)
+    earlier = pl.when(same_run).then(packed.cum_max().shift(1) - base + int(lo))
+    return by_run.with_columns(earlier.alias("_max"))
 
 
 def _time_ordered(ev: pl.DataFrame) -> bool:
@@ -590,7 +684,7 @@ def _summary(
         rows_read=events.height,
         rows_used=events.height - sum(n.rows for n in not_used),
         not_used=not_used,
-        runs=events.select(pl.col(RUN_KEY).n_unique()).item(),
+        runs=_count_runs(events.get_column(RUN_KEY)),
         allocations=allocs.filter(pl.col("starts") > 0).height,
         closed_at_open_at=closed,
         first_ts=span["lo"].item(),
@@ -599,3 +693,13 @@ def _summary(
         extra_columns=extras,
         warnings=warnings,
     )
+
+
+def _count_runs(run_key: pl.Series) -> int:
+    """The number of distinct run keys, null counted as one, as ``n_unique`` counts them,
+    without hashing every row: run keys are positions in the sorted list of the trace's run
+    ids (:func:`~contractlang.trace.load.normalise`), so every key from 0 to the largest
+    occurs."""
+    top = run_key.max()
+    distinct = 0 if top is None else int(cast("int", top)) + 1
+    return distinct + (1 if run_key.null_count() else 0)
