@@ -15,25 +15,11 @@ import pytest
 
 from contractlang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
 from contractlang.trace import derive, derive_facts, generate_trace, load_trace
+from contractlang.trace.generate import GENERATED_SCHEMA
 from contractlang.trace.schema import EVENTS
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
-SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String(),
-    "alloc_id": pl.String(),
-    "ts": pl.Datetime("us", "UTC"),
-    "source": pl.String(),
-    "event": pl.String(),
-    "gpus": pl.Int64(),
-    "sku": pl.String(),
-    "zone": pl.String(),
-    "capacity": pl.String(),
-    "price": pl.Decimal(10, 2),
-    "step": pl.Int64(),
-    "valid": pl.Boolean(),
-    "quantity": pl.Decimal(18, 6),
-    "amount": pl.Decimal(18, 2),
-}
+SCHEMA = GENERATED_SCHEMA  # the columns of a trace, as the generator writes them
 
 
 @pytest.fixture(autouse=True, params=["packed keys", "by-run joins"])
