@@ -11,6 +11,7 @@ metrics and budgets (:mod:`budget`). Example::
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,7 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from contractlang import ast
-from contractlang.billing import AllocationPlan, apply_contract
+from contractlang.billing import AllocationPlan, apply_contract, term_label
 from contractlang.budget import BudgetResult, budget_currencies, evaluate_budget, exact_percentile
 from contractlang.caps import CapCut, apply_pooled_caps, apply_run_caps
 from contractlang.compile import dec
@@ -334,12 +335,13 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
 
 
 def _contract_nodes(contract: ast.Contract) -> list[ast.Expr]:
-    nodes: list[ast.Expr] = []
-    for c in contract.clauses:
-        for value in vars(c).values():
-            if isinstance(value, ast.Expr.__args__):
-                nodes.extend(ast.walk(value))
-    return nodes
+    """Every expression node in a contract's clauses."""
+    exprs = [v for c in contract.clauses for v in vars(c).values() if _is_expr(v)]
+    return [node for e in exprs for node in ast.walk(e)]
+
+
+def _is_expr(value: object) -> bool:
+    return isinstance(value, typing.get_args(ast.Expr))
 
 
 def evaluate_contract(
@@ -381,10 +383,10 @@ def evaluate_contract(
         ).fill_null(0),
         settle_month=s.billing_month(pl.col("last_end")),
     )
-    caps_at = {lvl: [] for lvl in ("run", "month", "contract")}  # type: dict[str, list[tuple[ast.Cap, str]]]
+    caps_at: dict[str, list[tuple[ast.Cap, str]]] = {"run": [], "month": [], "contract": []}
     for c in contract.clauses:
         if isinstance(c, ast.Cap) and c.level in caps_at:
-            caps_at[c.level].append((c, _label(c, source_text)))
+            caps_at[c.level].append((c, term_label(c, source_text)))
     runs, run_cuts = apply_run_caps(runs, caps_at["run"], s)
     runs, month_cuts = apply_pooled_caps(runs, caps_at["month"], "month", s)
     runs, contract_cuts = apply_pooled_caps(runs, caps_at["contract"], "contract", s)
@@ -437,12 +439,6 @@ def _collect_amounts(
             ],
             {file: Source(file, source_text)} if source_text is not None else {},
         ) from None
-
-
-def _label(c: ast.Clause, source_text: str | None) -> str:
-    from contractlang.billing import term_label
-
-    return term_label(c, source_text)
 
 
 def _money_facts(runs: pl.DataFrame, s: Settings) -> pl.DataFrame:
