@@ -19,7 +19,7 @@ from typing import Literal
 
 import polars as pl
 
-from contractlang import ast
+from contractlang import ast, exact
 from contractlang.compile import Env, compile_expr
 from contractlang.errors import InternalError
 from contractlang.types import UNITS, is_currency_code
@@ -28,7 +28,7 @@ Verdict = Literal["met", "not met", "not measurable"]
 AGGREGATES = {"mean", "sum", "min", "max", "share", "count"}
 _PERCENTILE = re.compile(r"^p(\d{1,3})$")
 
-Value = Fraction | bool | None
+Value = exact.Value
 
 
 def is_aggregate(call: ast.Call) -> bool:
@@ -149,7 +149,7 @@ def _text(req: ast.Require, source_text: str | None) -> str:
 def _number(v: Value) -> Fraction | None:
     if isinstance(v, bool):
         return Fraction(int(v))
-    return v
+    return v if isinstance(v, Fraction) else None
 
 
 def display_unit(limit: ast.Expr) -> DisplayUnit:
@@ -170,67 +170,15 @@ def display_unit(limit: ast.Expr) -> DisplayUnit:
 
 
 def _eval(e: ast.Expr, runs: pl.DataFrame, env: Env) -> Value:
-    """Interpret a budget-level expression: literals, arithmetic, aggregates."""
-    if isinstance(e, ast.Call) and is_aggregate(e):
-        return aggregate(e, runs, env)
-    if isinstance(e, ast.Bool):
-        return e.value
-    if isinstance(e, ast.NoneLit):
-        return None
-    if isinstance(e, ast.Call) and e.func == "coalesce":
-        for arg in e.args:
-            got = _eval(arg, runs, env)
-            if got is not None:
-                return got
-        return None
-    nums = [_number(_eval(c, runs, env)) for c in _operands(e)]
-    if any(n is None for n in nums):
-        return None
-    xs = [n for n in nums if n is not None]
-    return _arith(e, xs)
+    """Interpret a budget-level expression: literals and arithmetic (:mod:`exact`) over the
+    values of aggregates."""
 
+    def leaf(node: ast.Expr) -> Value:
+        if isinstance(node, ast.Call) and is_aggregate(node):
+            return aggregate(node, runs, env)
+        raise InternalError(f"cannot evaluate {type(node).__name__} at budget level")
 
-def _operands(e: ast.Expr) -> tuple[ast.Expr, ...]:
-    match e:
-        case ast.Per(amount=a) | ast.Unary(operand=a):
-            return (a,)
-        case ast.PercentOf(operand=o):
-            return (o,)
-        case ast.Binary(left=lhs, right=rhs):
-            return (lhs, rhs)
-        case ast.Call(args=args):
-            return args
-    return ()
-
-
-def _arith(e: ast.Expr, xs: list[Fraction]) -> Fraction | None:
-    match e:
-        case ast.Number(value=v):
-            return Fraction(v)
-        case ast.Percent(value=v):
-            return Fraction(v) / 100
-        case ast.Quantity(value=v, unit=u):
-            unit = UNITS.get(u)
-            return Fraction(v) * (unit.factor if unit else 1)
-        case ast.Per(unit=u):
-            return xs[0] / UNITS[u].factor
-        case ast.PercentOf(percent=p):
-            return Fraction(p.value) / 100 * xs[0]
-        case ast.Unary(op="-"):
-            return -xs[0]
-        case ast.Binary(op="+"):
-            return xs[0] + xs[1]
-        case ast.Binary(op="-"):
-            return xs[0] - xs[1]
-        case ast.Binary(op="*"):
-            return xs[0] * xs[1]
-        case ast.Binary(op="/"):
-            return None if xs[1] == 0 else xs[0] / xs[1]
-        case ast.Call(func="min"):
-            return min(xs)
-        case ast.Call(func="max"):
-            return max(xs)
-    raise InternalError(f"cannot evaluate {type(e).__name__} at budget level")
+    return exact.evaluate(e, leaf)
 
 
 def _exact(value: object) -> Fraction:
@@ -309,7 +257,7 @@ def _interpolate(ordered: list[Fraction], q: Fraction) -> Fraction:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * weight
 
 
-RowValue = Fraction | bool | str | None
+RowValue = exact.Value
 
 
 def _cell(v: object) -> RowValue:
@@ -323,48 +271,37 @@ def _cell(v: object) -> RowValue:
     raise InternalError(f"a run fact holds a {type(v).__name__} a budget cannot read")
 
 
-def _num(v: RowValue) -> Fraction | None:
-    return v if isinstance(v, Fraction) else None
-
-
 def row_value(e: ast.Expr, row: dict[str, object]) -> RowValue:
     """One run's value of a per-run expression, exactly: the semantics of :mod:`compile` (none
     propagates through arithmetic and comparisons, ``x / 0`` is none, logic is Kleene) in
-    Fractions. Names not in ``row`` are enum members."""
-    match e:
-        case ast.Name(name=name):
-            return _cell(row[name]) if name in row else name
-        case ast.String(value=text):
-            return text
-        case ast.Bool(value=b):
-            return b
-        case ast.Unary(op="not", operand=o):
-            x = row_value(o, row)
-            return None if x is None else not x
-        case ast.Compare(op=op, left=lhs, right=rhs):
-            x, y = row_value(lhs, row), row_value(rhs, row)
-            return None if x is None or y is None else bool(_OPS[op](x, y))
-        case ast.Logic(op=op, left=lhs, right=rhs):
-            x, y = row_value(lhs, row), row_value(rhs, row)
-            decides = op == "or"  # true decides `or`, false decides `and`
-            if decides in (x, y):
-                return decides
-            return None if None in (x, y) else not decides
-        case ast.In(value=value, options=options, negated=negated):
-            x = row_value(value, row)
-            if x is None:
-                return None
-            return any(x == row_value(o, row) for o in options) != negated
-        case ast.Call(func="coalesce", args=args):
-            for a in args:
-                got = row_value(a, row)
-                if got is not None:
-                    return got
-            return None
-    nums = [_num(row_value(c, row)) for c in _operands(e)]
-    if any(n is None for n in nums) or isinstance(e, ast.NoneLit):
-        return None
-    return _arith(e, [n for n in nums if n is not None])
+    Fractions, arithmetic by :mod:`exact`. Names not in ``row`` are enum members."""
+
+    def leaf(node: ast.Expr) -> RowValue:
+        match node:
+            case ast.Name(name=name):
+                return _cell(row[name]) if name in row else name
+            case ast.String(value=text):
+                return text
+            case ast.Unary(op="not", operand=o):
+                x = row_value(o, row)
+                return None if x is None else not x
+            case ast.Compare(op=op, left=lhs, right=rhs):
+                x, y = row_value(lhs, row), row_value(rhs, row)
+                return None if x is None or y is None else bool(_OPS[op](x, y))
+            case ast.Logic(op=op, left=lhs, right=rhs):
+                x, y = row_value(lhs, row), row_value(rhs, row)
+                decides = op == "or"  # true decides `or`, false decides `and`
+                if decides in (x, y):
+                    return decides
+                return None if None in (x, y) else not decides
+            case ast.In(value=value, options=options, negated=negated):
+                x = row_value(value, row)
+                if x is None:
+                    return None
+                return any(x == row_value(o, row) for o in options) != negated
+        raise InternalError(f"cannot evaluate {type(node).__name__} for a run")
+
+    return exact.evaluate(e, leaf)
 
 
 def exact_percentile(

@@ -29,6 +29,7 @@ from fractions import Fraction
 from functools import cache
 
 from contractlang import ast as A
+from contractlang import exact
 from contractlang.diagnostics import (
     NO_SPAN,
     Diagnostic,
@@ -175,55 +176,8 @@ def constant_value(expr: A.Expr) -> Fraction | None:
     >>> constant_value(A.Per(A.Quantity(D("3.6"), "USD"), "gpu_hour"))
     Fraction(1, 1000)
     """
-    match expr:
-        case A.Number(value=v):
-            return Fraction(v)
-        case A.Percent(value=v):
-            return Fraction(v) / 100
-        case A.Quantity(value=v, unit=u):
-            factor = _unit_factor(u)
-            return None if factor is None else Fraction(v) * factor
-        case A.Per(amount=a, unit=u):
-            amount, factor = constant_value(a), _unit_factor(u)
-            return None if amount is None or factor is None else amount / factor
-        case A.PercentOf(percent=p, operand=o):
-            pv, ov = constant_value(p), constant_value(o)
-            return None if pv is None or ov is None else pv * ov
-        case A.Unary(op="-", operand=o):
-            ov = constant_value(o)
-            return None if ov is None else -ov
-        case A.Binary(op=op, left=lhs, right=rhs):
-            lv, rv = constant_value(lhs), constant_value(rhs)
-            if lv is None or rv is None:
-                return None
-            if op == "+":
-                return lv + rv
-            if op == "-":
-                return lv - rv
-            if op == "*":
-                return lv * rv
-            return None if rv == 0 else lv / rv
-        case A.Call(func=f, args=args) if f in ("min", "max") and len(args) >= 2:
-            values = [constant_value(a) for a in args]
-            known = [v for v in values if v is not None]
-            if len(known) != len(values):
-                return None
-            return min(known) if f == "min" else max(known)
-        case A.Call(func="coalesce", args=args):
-            for a in args:
-                if not isinstance(a, A.NoneLit):
-                    return constant_value(a)
-            return None
-        case _:
-            return None
-
-
-def _unit_factor(unit: str) -> Fraction | None:
-    if unit in UNITS:
-        return UNITS[unit].factor
-    if is_currency_code(unit):
-        return Fraction(1)
-    return None
+    value = exact.evaluate(expr)
+    return value if isinstance(value, Fraction) else None
 
 
 # --------------------------------------------------------------------------- wording
