@@ -9,8 +9,8 @@ Example::
 
     >>> from contractlang import parse
     >>> f = parse('contract "c" { currency USD rate 2 USD per gpu_hour }').file
-    >>> f.items[0].clauses[1]
-    Rate(price=Per(amount=Quantity(value=Decimal('2'), unit='USD', ...), unit='gpu_hour', ...), ...)
+    >>> f.items[0].clauses[1] == Rate(Per(Quantity(Decimal("2"), "USD"), "gpu_hour"))
+    True
 """
 
 from __future__ import annotations

@@ -4,9 +4,15 @@ Facts are derived once per trace and shared by every contract (design §10). Per
 allocation terms (:mod:`billing`), run sums, caps above the allocation (:mod:`caps`), then
 metrics and budgets (:mod:`budget`). Example::
 
-    >>> result = evaluate("rulesets/aws-ec2-spot-linux.spot", "examples/trace.parquet")
-    >>> result.contracts[0].totals.net          # exact Decimal
-    >>> result.ledger()                         # polars DataFrame, one row per line
+    >>> from contractlang.terms import terms_from_text
+    >>> from contractlang.trace import generate_trace
+    >>> terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
+    >>> result = evaluate(terms, generate_trace(3, seed=1))
+    >>> c = result.contracts[0]
+    >>> c.ledger()["amount"].sum() == c.money(c.totals.net_minor)  # the ledger sums to net
+    True
+    >>> result.verdict
+    'no budget'
 """
 
 from __future__ import annotations
