@@ -27,7 +27,7 @@ from typing import Literal
 
 import polars as pl
 
-from contractlang import ast
+from contractlang import ast, exact
 from contractlang.errors import InternalError
 from contractlang.facts import FACTS, PROMISES, TRACE_PREFIX
 from contractlang.types import UNITS
@@ -338,7 +338,7 @@ def _coalesce(e: ast.Call, args: list[Val], env: Env) -> Val:
         exprs = [x.cast(dec(scale)) for x in exprs]
     kept: list[pl.Expr] = []
     for node, val, x in zip(e.args, args, exprs, strict=True):
-        if val.kind == "null":
+        if val.kind == "null" or _constant_none(node, env):
             continue
         kept.append(x)
         if not _reads_columns(node, env):
@@ -349,6 +349,13 @@ def _coalesce(e: ast.Call, args: list[Val], env: Env) -> Val:
     for x in reversed(kept[:-1]):
         picked = x.fill_null(picked)
     return Val(picked, kind, scale, factor)
+
+
+def _constant_none(e: ast.Expr, env: Env) -> bool:
+    """A constant number that is none, such as ``1 USD / 0``: coalesce passes over it."""
+    if _reads_columns(e, env) or any(isinstance(n, ast.Name) for n in ast.walk(e)):
+        return False
+    return exact.evaluate(e) is None and not isinstance(e, (ast.String, ast.Bool))
 
 
 def _reads_columns(e: ast.Expr, env: Env) -> bool:

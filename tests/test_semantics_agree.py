@@ -122,3 +122,11 @@ def test_quotients_agree_to_twenty_places(
             assert isinstance(fast, Fraction)
             assert isinstance(exact, Fraction)
             assert abs(fast - exact) <= Fraction(1, 10**20)
+
+
+def test_coalesce_passes_over_a_constant_that_is_none() -> None:
+    # coalesce(1 / 0, reclaims): 1 / 0 is none, so the value is `reclaims` (none where it is)
+    e = ast.Call("coalesce", (ast.Binary("/", num(1), num(0)), ast.Name("reclaims")))
+    runs = frame([{**dict.fromkeys((*NUMS, FLAG)), "reclaims": 2}, dict.fromkeys((*NUMS, FLAG))])
+    assert compiled(e, runs) == [Fraction(2), None]
+    assert [row_value(e, r) for r in runs.iter_rows(named=True)] == [Fraction(2), None]
