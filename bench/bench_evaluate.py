@@ -675,8 +675,8 @@ def engine_outcome(evaluation: Any) -> Outcome:
 
 def engine_evaluate(path: Path, contracts: int) -> Outcome:
     """``contractlang.evaluate.evaluate`` end to end, as the CLI calls it."""
-    from contractlang.evaluate import evaluate
-    from contractlang.terms import terms_from_text
+    from contractlang.pipeline.evaluation import evaluate
+    from contractlang.pipeline.language import terms_from_text
 
     terms = terms_from_text(terms_text(contracts), "bench.spot")
     return engine_outcome(evaluate(terms, path))
@@ -686,8 +686,8 @@ def engine_phases(path: Path, contracts: int, phases: dict[str, list[float]]) ->
     """The same as :func:`engine_evaluate`, one phase at a time, appending each phase's
     seconds to ``phases``. The facts are collected once, together (``Facts.collect``), and
     handed to ``evaluate_facts`` as frames."""
-    from contractlang.evaluate import evaluate_facts
-    from contractlang.terms import terms_from_text
+    from contractlang.evaluate.engine import evaluate_facts
+    from contractlang.pipeline.language import terms_from_text
     from contractlang.trace import Facts, derive_facts, load_trace
 
     t0 = time.perf_counter()
@@ -752,7 +752,7 @@ def run_step(step: str, path: Path, out: Path, repeat: int, contracts: int) -> N
         import duckdb  # noqa: F401
     if step.startswith("engine"):
         # the first parse in a process builds the grammar (about 0.2 s): not timed
-        from contractlang.terms import terms_from_text
+        from contractlang.pipeline.language import terms_from_text
 
         terms_from_text('contract "warm-up" { currency USD rate 1 USD per gpu_hour }')
     base_kb = peak_rss_kb()

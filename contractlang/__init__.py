@@ -14,13 +14,21 @@ from __future__ import annotations
 
 from contractlang.check import CheckResult, check
 from contractlang.errors import ContractlangError, ExitCode
-from contractlang.evaluate import ContractResult, Evaluation, evaluate, evaluate_facts
-from contractlang.fmt import format_file, format_source
-from contractlang.parse import ParseResult, parse, parse_path
-from contractlang.terms import Terms, load_terms, terms_from_text
+from contractlang.evaluate.engine import evaluate_facts
+from contractlang.evaluate.results import ContractResult, Evaluation
+from contractlang.fmt import format_file
+from contractlang.lang.terms import Terms
+from contractlang.pipeline.evaluation import evaluate
+from contractlang.pipeline.language import (
+    ParseResult,
+    format_source,
+    load_terms,
+    parse,
+    parse_path,
+    terms_from_text,
+)
 from contractlang.trace import derive_facts, generate_trace, load_trace
-
-__version__ = "0.1.0"
+from contractlang.version import __version__
 
 __all__ = [
     "CheckResult",
@@ -30,6 +38,7 @@ __all__ = [
     "ExitCode",
     "ParseResult",
     "Terms",
+    "__version__",
     "check",
     "derive_facts",
     "evaluate",

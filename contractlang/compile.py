@@ -27,10 +27,11 @@ from typing import Literal
 
 import polars as pl
 
-from contractlang import ast, exact
 from contractlang.errors import InternalError
-from contractlang.facts import FACTS, PROMISES, TRACE_PREFIX
-from contractlang.types import UNITS
+from contractlang.lang import ast, exact
+from contractlang.lang.facts import FACTS, PROMISES, TRACE_PREFIX
+from contractlang.lang.types import UNITS
+from contractlang.lang.vocabulary import COMPARE, FLIP
 
 #: Scale of money facts (``charge``, credits) before a ledger line rounds them; design §6 asks
 #: for at least 18 places.
@@ -164,8 +165,6 @@ class Env:
 
     columns: Mapping[str, pl.DataType]
     promises: Mapping[str, ast.Expr]  # promised_notice → its duration expression
-    #: facts computed during evaluation and how to read them (overrides FACTS columns)
-    computed: Mapping[str, Val]
 
 
 def compile_expr(e: ast.Expr, env: Env) -> Val:
@@ -201,8 +200,6 @@ def _percent_of(e: ast.PercentOf, env: Env) -> Val:
 
 
 def _name(e: ast.Name, env: Env) -> Val:
-    if e.name in env.computed:
-        return env.computed[e.name]
     if e.name in PROMISES:
         return compile_expr(env.promises[e.name], env)
     fact = FACTS.get(e.name)
@@ -263,24 +260,12 @@ def _binary(e: ast.Binary, env: Env) -> Val:
     return div(a, b)
 
 
-_CMP: dict[str, Callable[[pl.Expr, pl.Expr], pl.Expr]] = {
-    "==": lambda x, y: x == y,
-    "!=": lambda x, y: x != y,
-    "<": lambda x, y: x < y,
-    "<=": lambda x, y: x <= y,
-    ">": lambda x, y: x > y,
-    ">=": lambda x, y: x >= y,
-}
-
-
 def compare(op: str, a: Val, b: Val) -> pl.Expr:
     if "null" in (a.kind, b.kind):
         return pl.lit(None, dtype=pl.Boolean)
     (x, y), _, _ = align([a, b])
-    return _CMP[op](x, y)
-
-
-_FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    result: pl.Expr = COMPARE[op](x, y)  # Python's operators, which polars expressions overload
+    return result
 
 
 def _compare(e: ast.Compare, env: Env) -> Val:
@@ -288,7 +273,7 @@ def _compare(e: ast.Compare, env: Env) -> Val:
     if not _reads_columns(left, env) and _reads_columns(right, env):
         # the column side goes left: polars 2.1 returns one row for `decimal literal < x`
         # when x is an all-null result of when/then (tests/test_semantics_agree.py)
-        left, right, op = right, left, _FLIP[op]
+        left, right, op = right, left, FLIP[op]
     return Val(compare(op, compile_expr(left, env), compile_expr(right, env)), "bool")
 
 
@@ -359,10 +344,9 @@ def _constant_none(e: ast.Expr, env: Env) -> bool:
 
 
 def _reads_columns(e: ast.Expr, env: Env) -> bool:
-    """Whether ``e`` reads a column of the facts (a fact, a computed value, `trace.<c>`)."""
+    """Whether ``e`` reads a column of the facts (a fact or `trace.<c>`)."""
     return any(
-        isinstance(n, ast.TraceColumn)
-        or (isinstance(n, ast.Name) and (n.name in FACTS or n.name in env.computed))
+        isinstance(n, ast.TraceColumn) or (isinstance(n, ast.Name) and n.name in FACTS)
         for n in ast.walk(e)
     )
 

@@ -1,10 +1,13 @@
-"""The canonical layout of `.spot` files; comments are kept and the meaning never changes.
+"""The canonical layout of `.spot` files: layout only, comments kept, meaning unchanged.
 
-:func:`format_source` parses, lays the file out, then **reparses its own output** and refuses
-(``E012``, nothing written) if the AST or the sequence of comment texts would change.
-:func:`format_file` lays out an already parsed :class:`~contractlang.ast.SpotFile`.
+:func:`format_file` lays out a parsed :class:`~contractlang.lang.ast.SpotFile`; expressions
+are printed by :mod:`contractlang.lang.show`.
+:func:`contractlang.pipeline.language.format_source` parses a text, calls it, then **reparses
+its output** and refuses (``E012``, nothing written) if the AST or the comments would change.
 
-    >>> format_source('contract "c" {currency USD   rate 2 USD per gpu_hour}').text
+    >>> from decimal import Decimal
+    >>> rate = ast.Rate(ast.Per(ast.Quantity(Decimal(2), "USD", "2"), "gpu_hour"))
+    >>> format_file(ast.SpotFile((ast.Contract("c", (ast.Currency("USD"), rate)),)))
     'contract "c" {\\n  currency USD\\n  rate 2 USD per gpu_hour\\n}\\n'
 
 The layout (docs/language.md repeats it):
@@ -47,12 +50,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from contractlang import ast
-from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, error
-from contractlang.parse import parse
+from contractlang.diagnostics import NO_SPAN, Span
+from contractlang.lang import ast
+from contractlang.lang.show import show, string
 
-__all__ = ["CONTINUATION", "INDENT", "WIDTH", "FormatResult", "format_expr", "format_file",
-           "format_source"]  # fmt: skip
+__all__ = ["CONTINUATION", "INDENT", "WIDTH", "format_expr", "format_file"]
 
 #: Lines longer than this break before ``when``.
 WIDTH = 100
@@ -62,152 +64,18 @@ INDENT = "  "
 CONTINUATION = "    "
 
 
-@dataclass(frozen=True)
-class FormatResult:
-    """The formatted text (``None`` when the source does not parse or the formatter refused),
-    whether it differs from the input, and the diagnostics."""
-
-    text: str | None
-    changed: bool
-    diagnostics: tuple[Diagnostic, ...] = ()
-
-
-def format_source(text: str | bytes, filename: str = "<input>") -> FormatResult:
-    """Parse ``text``, lay it out canonically, and check the result means the same.
-
-    >>> format_source("budget \\"b\\" {require  share(accepted)>=90%}").text
-    'budget "b" {\\n  require share(accepted) >= 90%\\n}\\n'
-    """
-    parsed = parse(text, filename)
-    if parsed.file is None:
-        return FormatResult(None, False, parsed.diagnostics)
-    out = format_file(parsed.file)
-    problem = _meaning_changed(parsed.file, out, filename)
-    if problem is not None:
-        diag = error(
-            "E012",
-            f"formatting would change {problem}, so the file was left as it is",
-            NO_SPAN,
-            file=filename,
-            help="this is a bug in contractlang's formatter; please report it with the file",
-        )
-        return FormatResult(None, False, (diag,))
-    return FormatResult(out, out != parsed.source.text, ())
-
-
-def _meaning_changed(before: ast.SpotFile, out: str, filename: str) -> str | None:
-    again = parse(out, filename)
-    if again.file is None:
-        return "the file into one that does not parse"
-    if again.file != before:
-        return "the meaning of the file"
-    if _comment_texts(again.file.comments) != _comment_texts(before.comments):
-        return "the comments of the file"
-    return None
-
-
-def _comment_texts(comments: Sequence[ast.Comment]) -> list[str]:
-    return [c.text.rstrip() for c in comments]
-
-
 # --------------------------------------------------------------------------- expressions
-
-# Binding levels, loosest first (docs/architecture.md "The language surface").
-_OR, _AND, _NOT, _CMP, _SUM, _PROD, _NEG, _PCT, _PER, _ATOM = range(1, 11)
-
-
-def _level(e: ast.Expr) -> int:
-    match e:
-        case ast.Logic(op="or"):
-            return _OR
-        case ast.Logic():
-            return _AND
-        case ast.Unary(op="not"):
-            return _NOT
-        case ast.Compare() | ast.In():
-            return _CMP
-        case ast.Binary(op="+" | "-"):
-            return _SUM
-        case ast.Binary():
-            return _PROD
-        case ast.Unary():
-            return _NEG
-        case ast.PercentOf():
-            return _PCT
-        case ast.Per():
-            return _PER
-        case _:
-            return _ATOM
 
 
 def format_expr(e: ast.Expr) -> str:
-    """An expression in canonical form, with the fewest parentheses that keep its tree.
+    """An expression in canonical form, with the fewest parentheses that keep its tree and
+    the two that clarify (``not (a == b)``, ``-(-x)``): :func:`contractlang.lang.show.show`.
 
-    >>> from decimal import Decimal
     >>> a, b, c = ast.Name("a"), ast.Name("b"), ast.Name("c")
     >>> format_expr(ast.Binary("-", a, ast.Binary("-", b, c)))
     'a - (b - c)'
     """
-    return _expr(e, _OR)
-
-
-def _expr(e: ast.Expr, at_least: int) -> str:
-    text = _render(e)
-    return f"({text})" if _level(e) < at_least else text
-
-
-def _render(e: ast.Expr) -> str:
-    match e:
-        case ast.Logic(op=op, left=left, right=right):
-            lvl = _level(e)
-            return f"{_expr(left, lvl)} {op} {_expr(right, lvl + 1)}"
-        case ast.Unary(op="not", operand=operand):
-            # `not (a == b)` rather than `not a == b`, which reads like `(not a) == b`
-            return f"not {_expr(operand, _CMP + 1)}"
-        case ast.Unary(operand=operand):
-            # `-(-x)` rather than `--x`, which reads like a typo
-            inner = _NEG + 1 if isinstance(operand, ast.Unary) and operand.op == "-" else _NEG
-            return f"-{_expr(operand, inner)}"
-        case ast.Compare(op=op, left=left, right=right):
-            return f"{_expr(left, _SUM)} {op} {_expr(right, _SUM)}"
-        case ast.In(value=value, options=options, negated=negated):
-            word = "not in" if negated else "in"
-            items = ", ".join(_expr(o, _OR) for o in options)
-            return f"{_expr(value, _SUM)} {word} [{items}]"
-        case ast.Binary(op=op, left=left, right=right):
-            lvl = _level(e)
-            return f"{_expr(left, lvl)} {op} {_expr(right, lvl + 1)}"
-        case ast.PercentOf(percent=percent, operand=operand):
-            return f"{_render(percent)} of {_expr(operand, _PCT)}"
-        case ast.Per(amount=amount, unit=unit):
-            return f"{_expr(amount, _ATOM)} per {unit}"
-        case ast.Number(value=value, text=text):
-            return text or _decimal(value)
-        case ast.Percent(value=value, text=text):
-            return f"{text or _decimal(value)}%"
-        case ast.Quantity(value=value, unit=unit, text=text):
-            return f"{text or _decimal(value)} {unit}"
-        case ast.String(value=value):
-            return _string(value)
-        case ast.Bool(value=value):
-            return "true" if value else "false"
-        case ast.NoneLit():
-            return "none"
-        case ast.Name(name=name):
-            return name
-        case ast.TraceColumn(column=column):
-            return f"trace.{column}"
-        case ast.Call(func=func, args=args):
-            return f"{func}({', '.join(_expr(a, _OR) for a in args)})"
-    raise TypeError(f"cannot format {type(e).__name__}")  # pragma: no cover
-
-
-def _decimal(value: object) -> str:
-    return format(value, "f")
-
-
-def _string(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return show(e, clarify=True)
 
 
 _STARTS_WITH_ALLOCATION = re.compile(r"allocation(?![A-Za-z0-9_])")
@@ -216,15 +84,15 @@ _STARTS_WITH_ALLOCATION = re.compile(r"allocation(?![A-Za-z0-9_])")
 def _setting(e: ast.Expr) -> str:
     """A duration setting: a number or quantity, anything else in parentheses."""
     if isinstance(e, ast.Number | ast.Quantity):
-        return _render(e)
+        return show(e)
     return f"({format_expr(e)})"
 
 
 def _cap_limit(e: ast.Expr) -> str:
     if isinstance(e, ast.Number | ast.Quantity | ast.Percent):
-        return _render(e)
+        return show(e)
     if isinstance(e, ast.PercentOf) and isinstance(e.operand, ast.Name):
-        return _render(e)
+        return show(e)
     return f"({format_expr(e)})"
 
 
@@ -247,20 +115,20 @@ def _head_and_when(clause: ast.Clause | ast.Require) -> tuple[str, ast.Expr | No
         case ast.BillingMinimum(duration=d):
             return f"billing minimum {_setting(d)}", None
         case ast.BillingPeriod(time=time, zone=zone):
-            return f"billing period ends {time} {_string(zone)}", None
+            return f"billing period ends {time} {string(zone)}", None
         case ast.Promise(kind="notice", duration=d):
             return f"promise reclaim notice {_setting(d)}", None
         case ast.Promise(duration=d):
             return f"promise restart within {_setting(d)}", None
         case ast.ExcludeAllocation(name=name, when=when):
-            return f"exclude {_string(name)} allocation", when
+            return f"exclude {string(name)} allocation", when
         case ast.ExcludeDuration(name=name, duration=d, when=when):
             dur = format_expr(d)
             if _STARTS_WITH_ALLOCATION.match(dur):
                 dur = f"({dur})"  # else it would read back as a whole-allocation exclusion
-            return f"exclude {_string(name)} {dur}", when
+            return f"exclude {string(name)} {dur}", when
         case ast.Credit(name=name, amount=amount, when=when):
-            return f"credit {_string(name)} {format_expr(amount)}", when
+            return f"credit {string(name)} {format_expr(amount)}", when
         case ast.Cap(limit=limit, level=level):
             return f"cap credits at {_cap_limit(limit)} per {level}", None
         case ast.Require(expr=expr):
@@ -300,8 +168,8 @@ def format_file(file: ast.SpotFile) -> str:
     """Lay out a parsed file canonically (see the module docstring).
 
     Comments are placed by their spans, so ``file`` should come from
-    :func:`contractlang.parse.parse`; a file built by hand (no spans) is laid out without
-    blank lines between clauses.
+    :func:`contractlang.pipeline.language.parse`; a file built by hand (no spans) is laid out
+    without blank lines between clauses.
     """
     comments = sorted(file.comments, key=lambda c: _pos(c.span))
     entries: list[_Entry] = []
@@ -330,10 +198,10 @@ def _own_line_or_trailing(comments: list[ast.Comment], entries: list[_Entry], in
 
 def _block(item: ast.Item, comments: list[ast.Comment]) -> _Entry:
     if isinstance(item, ast.Contract):
-        header = f"contract {_string(item.name)} {{"
+        header = f"contract {string(item.name)} {{"
         members: Sequence[ast.Clause | ast.Require] = item.clauses
     else:
-        header = f"budget {_string(item.name)} {{"
+        header = f"budget {string(item.name)} {{"
         members = item.requires
     first_start = members[0].span.start_pos if members and members[0].span != NO_SPAN else None
     on_header = [

@@ -24,8 +24,9 @@ from typing import Any
 
 import polars as pl
 
-from contractlang.evaluate import ContractResult, Evaluation, evaluate
-from contractlang.terms import terms_from_text
+from contractlang.evaluate.results import ContractResult, Evaluation
+from contractlang.pipeline.evaluation import evaluate
+from contractlang.pipeline.language import terms_from_text
 
 Event = dict[str, Any]
 

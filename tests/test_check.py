@@ -16,14 +16,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from contractlang import ast as A
-from contractlang.check import CheckResult, check, constant_value, is_constant, show
+from contractlang.check import CheckResult, check
 from contractlang.codes import CODES
 from contractlang.diagnostics import Diagnostic, Severity, sort_key
 from contractlang.errors import ContractlangError
-from contractlang.facts import FACTS
-from contractlang.parse import parse
-from contractlang.terms import check_texts, load_terms, terms_from_text
+from contractlang.lang import ast as A
+from contractlang.lang.exact import constant_value, is_constant
+from contractlang.lang.facts import FACTS
+from contractlang.lang.show import show
+from contractlang.pipeline.language import check_texts, load_terms, parse, terms_from_text
 
 ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT.parent / "shared" / "design.md"

@@ -43,9 +43,9 @@ from scenario import (
 )
 from typer.testing import CliRunner
 
-from contractlang.caps import RUN_GROSS_RULE
 from contractlang.cli.app import app
 from contractlang.errors import ContractlangError
+from contractlang.evaluate.caps import RUN_GROSS_RULE
 from contractlang.render.explain import explain_run
 from contractlang.render.json_report import render_json
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from lark.parsers.lalr_analysis import LALR_Analyzer
 
-from contractlang import ast
-from contractlang.ast import (
+from contractlang.codes import CODES
+from contractlang.lang import ast
+from contractlang.lang.ast import (
     Bool,
     Budget,
     Call,
@@ -36,9 +37,11 @@ from contractlang.ast import (
     TraceColumn,
     Unary,
 )
-from contractlang.codes import CODES
-from contractlang.lower import MAX_NESTING
-from contractlang.parse import EXAMPLES, KEYWORDS, _parser, parse, parse_path
+from contractlang.pipeline.language import parse, parse_path
+from contractlang.syntax.errors import EXAMPLES
+from contractlang.syntax.grammar import KEYWORDS
+from contractlang.syntax.grammar import parser as _parser
+from contractlang.syntax.lower import MAX_NESTING
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The example of design §5, verbatim (tests/test_check.py checks the copy against design.md).

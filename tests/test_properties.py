@@ -11,10 +11,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contractlang import ast
 from contractlang.codes import CODES
-from contractlang.fmt import format_file, format_source
-from contractlang.parse import parse
+from contractlang.fmt import format_file
+from contractlang.lang import ast
+from contractlang.pipeline.language import format_source, parse
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))

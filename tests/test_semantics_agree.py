@@ -12,9 +12,9 @@ import polars as pl
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from contractlang import ast
-from contractlang.budget import row_value
 from contractlang.compile import Env, compile_expr
+from contractlang.evaluate.budget import row_value
+from contractlang.lang import ast
 
 NUMS = ("reclaims", "failures", "allocations")  # per-run plain numbers
 FLAG = "accepted"  # a per-run boolean
@@ -72,7 +72,7 @@ def frame(rows: list[dict[str, object]]) -> pl.DataFrame:
 
 
 def compiled(e: ast.Expr, runs: pl.DataFrame) -> list[object]:
-    val = compile_expr(e, Env(columns=dict(runs.schema), promises={}, computed={}))
+    val = compile_expr(e, Env(columns=dict(runs.schema), promises={}))
     values = runs.with_columns(val.expr.alias("_v"))["_v"].to_list()  # literals broadcast
     if val.kind == "bool":
         return values

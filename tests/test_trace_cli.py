@@ -12,7 +12,7 @@ import typer
 from typer.testing import CliRunner, Result
 
 from contractlang.cli import trace as trace_cli
-from contractlang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
+from contractlang.lang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "run_id,alloc_id,ts,source,event,gpus,step"

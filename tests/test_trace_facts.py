@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from contractlang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
+from contractlang.lang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
 from contractlang.trace import derive, derive_facts, generate_trace, load_trace
 from contractlang.trace.generate import GENERATED_SCHEMA
 from contractlang.trace.schema import EVENTS

@@ -218,7 +218,7 @@ def test_t017_invalid_utf8_in_the_header(tmp_path: Path) -> None:
 
 
 def test_invalid_utf8_is_found_across_chunks(tmp_path: Path) -> None:
-    from contractlang.trace.load import _invalid_utf8_at
+    from contractlang.trace.read import _invalid_utf8_at
 
     path = tmp_path / "t.csv"
     # `é` (2 bytes) straddles the 1 MiB chunk boundary: valid; then a newline and a bad byte

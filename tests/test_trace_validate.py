@@ -17,7 +17,7 @@ import pytest
 from contractlang.diagnostics import Diagnostic
 from contractlang.errors import ContractlangError
 from contractlang.trace import load_trace
-from contractlang.trace.load import Trace
+from contractlang.trace.model import Trace
 from contractlang.trace.schema import EVENTS
 from contractlang.trace.validate import TraceInvalid
 

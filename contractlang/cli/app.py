@@ -6,6 +6,8 @@ import importlib
 
 import typer
 
+from contractlang.version import __version__
+
 app = typer.Typer(
     name="contractlang",
     help="Evaluate spot GPU contract terms against usage traces.\n\n"
@@ -20,8 +22,6 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from contractlang import __version__
-
         typer.echo(f"contractlang {__version__}")
         raise typer.Exit()
 

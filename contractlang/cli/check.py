@@ -14,7 +14,7 @@ import typer
 
 from contractlang.cli.common import OutputFormat, err, exit_with, guarded, print_diagnostics
 from contractlang.errors import ExitCode
-from contractlang.terms import CheckedFiles, check_paths
+from contractlang.pipeline.language import CheckedFiles, check_paths
 
 
 def register(app: typer.Typer) -> None:

@@ -17,7 +17,8 @@ from contractlang.cli.inputs import (
     write_table,
 )
 from contractlang.errors import ExitCode
-from contractlang.evaluate import Evaluation, evaluate
+from contractlang.evaluate.results import Evaluation
+from contractlang.pipeline.evaluation import evaluate
 from contractlang.render.json_report import render_json
 from contractlang.render.terminal import render_summary
 

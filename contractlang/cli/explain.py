@@ -17,7 +17,7 @@ from contractlang.cli.inputs import (
 )
 from contractlang.diagnostics import did_you_mean
 from contractlang.errors import ExitCode
-from contractlang.evaluate import evaluate
+from contractlang.pipeline.evaluation import evaluate
 from contractlang.render.explain import explain_run
 
 

@@ -30,7 +30,7 @@ import typer
 from contractlang.cli.common import err, exit_with, guarded, out, print_diagnostics
 from contractlang.diagnostics import NO_SPAN, Source, error
 from contractlang.errors import ExitCode
-from contractlang.fmt import FormatResult, format_source
+from contractlang.pipeline.language import FormatResult, format_source
 
 STDIN = "-"
 

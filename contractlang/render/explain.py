@@ -11,9 +11,9 @@ from typing import Any
 
 import polars as pl
 
-from contractlang import ast
-from contractlang.caps import RUN_GROSS_RULE
-from contractlang.evaluate import ContractResult
+from contractlang.evaluate.caps import RUN_GROSS_RULE
+from contractlang.evaluate.results import ContractResult
+from contractlang.lang import ast
 from contractlang.render.numbers import (
     duration_human,
     fraction_to_decimal,

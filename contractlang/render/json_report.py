@@ -11,8 +11,7 @@ import json
 from fractions import Fraction
 from typing import Any
 
-from contractlang.budget import BudgetResult, DisplayUnit
-from contractlang.evaluate import ContractResult, Evaluation
+from contractlang.evaluate.results import BudgetResult, ContractResult, DisplayUnit, Evaluation
 from contractlang.render.numbers import (
     gpu_hours_str,
     measure,

@@ -10,7 +10,7 @@ import math
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
-from contractlang.budget import DisplayUnit
+from contractlang.evaluate.results import DisplayUnit
 
 US_PER_HOUR = 3_600_000_000
 

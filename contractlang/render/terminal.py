@@ -3,13 +3,14 @@ billed, lost progress, promise breaches, then each budget requirement in plain w
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from contractlang.budget import RequirementResult
-from contractlang.evaluate import ContractResult, Evaluation
+from contractlang.evaluate.results import ContractResult, DisplayUnit, Evaluation, RequirementResult
 from contractlang.render.numbers import (
     duration_human,
     gpu_hours_human,
@@ -54,10 +55,6 @@ def _money(c: ContractResult, minor: int) -> str:
 
 
 def _dist(c: ContractResult, key: str) -> str:
-    from fractions import Fraction
-
-    from contractlang.budget import DisplayUnit
-
     value = c.totals.cost_per_accepted_run.get(key)
     unit = DisplayUnit(c.settings.currency, Fraction(1), "money")
     return measure_human(value, unit, c.settings.precision) if value is not None else "none"

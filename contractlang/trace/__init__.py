@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from contractlang.trace.derive import Facts, derive_facts
 from contractlang.trace.generate import generate_trace, write_trace
-from contractlang.trace.load import Trace, TraceIndex, load_trace
+from contractlang.trace.load import load_trace
+from contractlang.trace.model import Trace, TraceIndex
 from contractlang.trace.schema import TraceSummary
 from contractlang.trace.summary import summarize
 

@@ -1,8 +1,8 @@
 """The facts of every allocation and run (design §4), as one lazy polars plan.
 
 :func:`derive_facts` returns two lazy frames with the columns of
-:data:`contractlang.facts.ALLOCATION_SCHEMA` (then ``trace.<column>`` extras) and
-:data:`contractlang.facts.RUN_SCHEMA`. Nothing is computed until they are collected; collect
+:data:`contractlang.lang.facts.ALLOCATION_SCHEMA` (then ``trace.<column>`` extras) and
+:data:`contractlang.lang.facts.RUN_SCHEMA`. Nothing is computed until they are collected; collect
 them together (:meth:`Facts.collect`, with the in-memory engine: the allocations once, then
 the runs from them), or extend the allocations plan with a contract's columns first.
 
@@ -15,7 +15,7 @@ How each fact is computed (``docs/trace.md`` has the definitions):
   rest as ``released``), sorted by (run, start, ``alloc_id``): ``attempt`` is the position in
   that order and the previous allocation's end a shift masked at run boundaries. The end
   rows, the earliest notice and the earliest own request come from the trace's
-  :class:`~contractlang.trace.load.TraceIndex` (found while validating), else from a
+  :class:`~contractlang.trace.model.TraceIndex` (found while validating), else from a
   group-by of the allocation rows; the rows stay in attempt order from then on, and each
   lookup below is computed on a narrow frame and set beside them;
 - ``queue_wait`` takes the allocation's own earliest ``requested``, else an as-of join (by run)
@@ -36,8 +36,8 @@ from typing import Literal
 
 import polars as pl
 
-from contractlang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA, TRACE_PREFIX
-from contractlang.trace.load import Trace, TraceIndex
+from contractlang.lang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA, TRACE_PREFIX
+from contractlang.trace.model import Trace, TraceIndex
 from contractlang.trace.schema import END_EVENTS, ROW, RUN_KEY
 
 ZERO = pl.duration(microseconds=0, time_unit="us")

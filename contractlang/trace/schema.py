@@ -22,7 +22,7 @@ from typing import Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
-from contractlang.facts import TIMESTAMP
+from contractlang.lang.facts import TIMESTAMP
 
 Source = Literal["job", "scheduler", "invoice"]
 Capacity = Literal["spot", "on_demand", "reserved"]

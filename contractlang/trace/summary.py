@@ -9,7 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import polars as pl
 
-from contractlang.trace.load import Trace
+from contractlang.trace.model import Trace
 from contractlang.trace.schema import FactTotals, TraceSummary
 
 MICROS_PER_HOUR = 3_600_000_000

@@ -31,7 +31,7 @@ import polars as pl
 from contractlang.diagnostics import Diagnostic, Severity
 from contractlang.errors import ContractlangError
 from contractlang.trace import problems as pb
-from contractlang.trace.load import BAD, Normalised, Trace, TraceIndex, bad_flag
+from contractlang.trace.model import BAD, Normalised, Trace, TraceIndex, bad_flag
 from contractlang.trace.schema import (
     END_EVENTS,
     EVENTS,
@@ -698,7 +698,7 @@ def _summary(
 def _count_runs(run_key: pl.Series) -> int:
     """The number of distinct run keys, null counted as one, as ``n_unique`` counts them,
     without hashing every row: run keys are positions in the sorted list of the trace's run
-    ids (:func:`~contractlang.trace.load.normalise`), so every key from 0 to the largest
+    ids (:func:`~contractlang.trace.normalise.normalise`), so every key from 0 to the largest
     occurs."""
     top = run_key.max()
     distinct = 0 if top is None else int(cast("int", top)) + 1

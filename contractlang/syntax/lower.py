@@ -1,4 +1,4 @@
-"""Lark's parse tree → the typed AST of :mod:`contractlang.ast`.
+"""Lark's parse tree → the typed AST of :mod:`contractlang.lang.ast`.
 
 This is the only module that knows the shape of lark's tree (the rule names and aliases of
 ``spot.lark``). Every node gets the span of the text it came from.
@@ -9,7 +9,7 @@ nested deeper than :data:`MAX_NESTING` levels is one ``E009`` diagnostic instead
 reports the few lexical mistakes the grammar lets through: an unknown escape in a string
 (``E007``) and a ``precision`` that is not a whole number (``E004``).
 
-    >>> from contractlang.parse import parse
+    >>> from contractlang import parse
     >>> parse('budget "b" { require p95(time_to_accept) <= 72 hours }').file.items[0].requires[0]
     Require(expr=Compare(op='<=', left=Call(func='p95', ...), right=Quantity(...)))
 """
@@ -22,8 +22,9 @@ from decimal import Decimal
 
 from lark import Token, Tree
 
-from contractlang import ast
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, error
+from contractlang.lang import ast
+from contractlang.lang.vocabulary import CompareOp
 
 __all__ = ["MAX_NESTING", "lower", "nesting_depth"]
 
@@ -247,7 +248,7 @@ class _Lowerer:
 
         return build
 
-    def _compare(self, op: ast.CompareOp) -> Callable[[LarkTree], ast.Expr]:
+    def _compare(self, op: CompareOp) -> Callable[[LarkTree], ast.Expr]:
         def build(t: LarkTree) -> ast.Expr:
             return ast.Compare(op, self.expr(t.children[0]), self.expr(t.children[1]), _span(t))
 

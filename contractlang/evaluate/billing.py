@@ -1,8 +1,9 @@
-"""One contract applied to every allocation: steps (2)–(7a) of design §6.
+"""One contract applied to every allocation: steps (2)–(6) of design §6.
 
 (2) whole-allocation exclusions, (3) duration exclusions, (4) increment and minimum,
-(5) first matching rate → ``charge`` (and ``replayed_cost``), (6) credits, (7a) allocation caps.
-The result extends the allocation facts with one column per term, so the ledger, the run sums
+(5) first matching rate → ``charge`` (and ``replayed_cost``), (6) credits; the allocation caps
+of step (7) follow in :mod:`contractlang.evaluate.caps`. The result extends the allocation
+facts with one column per term, so the ledger, the run sums
 and ``explain`` read the same numbers. Money before rounding is ``Decimal(38, 20)``; each ledger
 line is rounded once into integer *minor units* (cents), and everything after — pools, caps,
 sums — is exact integer arithmetic.
@@ -10,14 +11,8 @@ sums — is exact integer arithmetic.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from fractions import Fraction
-from typing import Literal, overload
-
 import polars as pl
 
-from contractlang import ast
-from contractlang.check import constant_value
 from contractlang.compile import (
     MICROS,
     MONEY_SCALE,
@@ -31,43 +26,9 @@ from contractlang.compile import (
     to_micros,
     to_money,
 )
-from contractlang.errors import InternalError
-from contractlang.settings import Settings, floor_minor
-
-TermKind = Literal["charge", "exclusion", "credit", "cap"]
-
-
-@dataclass(frozen=True)
-class Term:
-    """A clause that produces ledger lines, and the column that holds its per-row amount
-    (minor units for money terms, microseconds for duration exclusions)."""
-
-    kind: TermKind
-    label: str  # the exclusion/credit name, or the clause as written for rates and caps
-    line: int | None
-    column: str
-    index: int = 0
-    clause: ast.Clause | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class AllocationPlan:
-    """The terms of a contract at allocation level, in evaluation order."""
-
-    whole_exclusions: tuple[Term, ...]
-    duration_exclusions: tuple[Term, ...]
-    rates: tuple[Term, ...]
-    credits: tuple[Term, ...]
-    caps: tuple[Term, ...]
-
-
-def term_label(clause: ast.Clause, source_text: str | None) -> str:
-    match clause:
-        case ast.ExcludeAllocation(name=n) | ast.ExcludeDuration(name=n) | ast.Credit(name=n):
-            return n
-    if source_text and clause.span.end_pos > clause.span.start_pos:
-        return " ".join(source_text[clause.span.start_pos : clause.span.end_pos].split())
-    return type(clause).__name__.lower()
+from contractlang.evaluate.plan import AllocationPlan, Term, term_label
+from contractlang.evaluate.settings import Settings, round_up
+from contractlang.lang import ast
 
 
 def minor_units(expr: pl.Expr, s: Settings) -> pl.Expr:
@@ -90,21 +51,19 @@ def apply_contract(
     ``billable_time``; ``rate_index`` and ``price_per_gpu_hour`` of the rate that applies;
     ``charge`` and ``replayed_cost`` (Decimal 38,20);
     ``charge_minor``; ``credit_<m>`` (Decimal 38,20, null where the credit does not apply) and
-    ``credit_<m>_minor``; ``cap_<c>_minor`` per allocation cap; ``credit_pool_minor`` after
-    allocation caps.
+    ``credit_<m>_minor``; ``credit_pool_minor``, the sum of the credits (before caps).
     """
 
     def label(c: ast.Clause) -> str:
         return term_label(c, source_text)
 
     schema = dict(facts.collect_schema())
-    env = Env(columns=schema, promises=s.promise_exprs, computed={})
+    env = Env(columns=schema, promises=s.promise_exprs)
 
     whole = [c for c in contract.clauses if isinstance(c, ast.ExcludeAllocation)]
     durs = [c for c in contract.clauses if isinstance(c, ast.ExcludeDuration)]
     rates = [c for c in contract.clauses if isinstance(c, ast.Rate)]
     credits = [c for c in contract.clauses if isinstance(c, ast.Credit)]
-    caps = [c for c in contract.clauses if isinstance(c, ast.Cap) and c.level == "allocation"]
 
     # (2) whole-allocation exclusions: the first that applies names the line
     excluded_by: pl.Expr = pl.lit(None, dtype=pl.Int32)
@@ -135,7 +94,7 @@ def apply_contract(
 
     # (4) increment and minimum on what remains
     inc, minimum = s.increment_us, s.minimum_us
-    rounded = ((pl.col("remaining_us") + (inc - 1)) // inc) * inc
+    rounded = round_up(pl.col("remaining_us"), inc)
     billable = (
         pl.when(pl.col("excluded_by").is_not_null() | (rounded <= 0))
         .then(0)
@@ -144,7 +103,7 @@ def apply_contract(
     lf = lf.with_columns(billable_us=billable).with_columns(
         billable_time=pl.duration(microseconds=pl.col("billable_us"))
     )
-    env = Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs, computed={})
+    env = Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs)
 
     # (5) the first rate whose condition holds and whose price is not none: the prices are
     # brought to one factor and scale, the applicable one picked, then multiplied out once
@@ -177,7 +136,7 @@ def apply_contract(
         money["replayed_cost"] = pl.lit(None, dtype=dec(MONEY_SCALE))
     lf = lf.with_columns(**money).drop("_price")
     lf = lf.with_columns(charge_minor=minor_units(pl.col("charge"), s).fill_null(0))
-    env = Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs, computed={})
+    env = Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs)
 
     # (6) credits: each a money amount where its condition holds; below zero counts as zero
     credit_terms = []
@@ -202,17 +161,6 @@ def apply_contract(
         credit_pool_minor=pool,
     )
 
-    # (7a) allocation caps, in file order, each cutting what the previous left
-    cap_terms = []
-    for n, cap in enumerate(caps):
-        col = f"cap_{n}_minor"
-        limit = cap_limit(cap, pl.col("charge_minor"), s)
-        after = pl.min_horizontal(pl.col("credit_pool_minor"), limit)
-        lf = lf.with_columns((pl.col("credit_pool_minor") - after).alias(col)).with_columns(
-            credit_pool_minor=pl.col("credit_pool_minor") - pl.col(col)
-        )
-        cap_terms.append(Term("cap", label(cap), cap.span.line, col, n, cap))
-
     plan = AllocationPlan(
         whole_exclusions=tuple(
             Term("exclusion", label(x), x.span.line, "excluded_by", i, x)
@@ -221,43 +169,10 @@ def apply_contract(
         duration_exclusions=tuple(dur_terms),
         rates=tuple(rate_terms),
         credits=tuple(credit_terms),
-        caps=tuple(cap_terms),
     )
     return lf, plan
 
 
 def _reads(clauses: list[ast.Credit], fact: str) -> bool:
     """Whether any of ``clauses`` reads ``fact``."""
-    return any(
-        isinstance(node, ast.Name) and node.name == fact
-        for c in clauses
-        for e in (c.amount, c.when)
-        if e is not None
-        for node in ast.walk(e)
-    )
-
-
-def cap_percent(cap: ast.Cap) -> Fraction | None:
-    """For ``cap credits at X% of gross``, X/100; None for a money limit."""
-    if isinstance(cap.limit, ast.PercentOf):
-        return Fraction(cap.limit.percent.value) / 100
-    return None
-
-
-@overload
-def cap_limit(cap: ast.Cap, gross_minor: pl.Expr, s: Settings) -> pl.Expr: ...
-@overload
-def cap_limit(cap: ast.Cap, gross_minor: int, s: Settings) -> int: ...
-
-
-def cap_limit(cap: ast.Cap, gross_minor: pl.Expr | int, s: Settings) -> pl.Expr | int:
-    """A cap's limit in minor units, rounded down: a money amount, or X% of ``gross_minor``
-    (a column for allocation and run caps, a number for month and contract pools)."""
-    pct = cap_percent(cap)
-    if pct is not None:
-        return (gross_minor * pct.numerator) // pct.denominator
-    value = constant_value(cap.limit)
-    if value is None:
-        raise InternalError("a checked cap limit evaluated to none")
-    limit = floor_minor(value, s.minor)
-    return pl.lit(limit, pl.Int64) if isinstance(gross_minor, pl.Expr) else limit
+    return any(ast.reads(e, fact) for c in clauses for e in (c.amount, c.when))

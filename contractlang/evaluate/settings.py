@@ -9,21 +9,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import time
 from fractions import Fraction
+from typing import TypeVar
 
 import polars as pl
 
-from contractlang import ast
-from contractlang.check import constant_value
 from contractlang.errors import InternalError
+from contractlang.lang import ast
+from contractlang.lang.exact import constant_value
+from contractlang.lang.vocabulary import RoundingMode
 
 MICROS_PER_SECOND = 1_000_000
+T = TypeVar("T", int, pl.Expr)
 
 
 @dataclass(frozen=True)
 class Settings:
     currency: str
     precision: int = 2
-    rounding: str = "half_up"
+    rounding: RoundingMode = "half_up"
     increment_us: int = MICROS_PER_SECOND
     minimum_us: int = 0
     period_end: time = time(0, 0)
@@ -74,8 +77,8 @@ def read_settings(contract: ast.Contract) -> Settings:
                 currency = code
             case ast.Precision(digits=d):
                 kw["precision"] = d
-            case ast.Rounding(mode=m):
-                kw["rounding"] = m
+            case ast.Rounding():
+                kw["rounding"] = c.rounding_mode
             case ast.BillingIncrement(duration=d):
                 kw["increment_us"] = _micros(d)
             case ast.BillingMinimum(duration=d):
@@ -97,6 +100,16 @@ def read_settings(contract: ast.Contract) -> Settings:
         promise_exprs=promise_exprs,
         **kw,  # type: ignore[arg-type]
     )
+
+
+def round_up(us: T, increment_us: int) -> T:
+    """``us`` rounded up to a whole number of increments (an ``int``, or a polars expression
+    of integers): the billing increment of design §6, step 4.
+
+    >>> round_up(61_000_000, 60_000_000), round_up(0, 60_000_000)
+    (120000000, 0)
+    """
+    return ((us + (increment_us - 1)) // increment_us) * increment_us
 
 
 def floor_minor(amount: Fraction, minor: int) -> int:

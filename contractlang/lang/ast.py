@@ -2,8 +2,11 @@
 
 One small frozen dataclass per construct. Every node has a ``span`` that equality ignores, so
 two parses of differently laid-out text compare equal when they mean the same thing (the
-formatter relies on this). Only :mod:`contractlang.lower` builds these from lark's tree;
-nothing after it sees lark.
+formatter relies on this). Only :mod:`contractlang.syntax.lower` builds these from lark's
+tree; nothing after it sees lark. Words a clause takes from a fixed list (a cap level, a
+rounding mode) are kept as written; the checker reports a word that is not on the list (E213),
+and the typed accessors (:attr:`Cap.cap_level`, :attr:`Rounding.rounding_mode`) read them
+after checking.
 
 Example::
 
@@ -20,6 +23,14 @@ from decimal import Decimal
 from typing import Literal
 
 from contractlang.diagnostics import NO_SPAN, Span
+from contractlang.lang.vocabulary import (
+    CAP_LEVELS,
+    ROUNDING_MODES,
+    CapLevel,
+    CompareOp,
+    RoundingMode,
+    percentile,
+)
 
 # --------------------------------------------------------------------------- expressions
 
@@ -115,7 +126,6 @@ class NoneLit:
 
 UnaryOp = Literal["-", "not"]
 ArithOp = Literal["+", "-", "*", "/"]
-CompareOp = Literal["==", "!=", "<", "<=", ">", ">="]
 LogicOp = Literal["and", "or"]
 
 
@@ -202,15 +212,21 @@ class Currency:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-RoundingMode = Literal["half_up", "half_even"]
-
-
 @dataclass(frozen=True)
 class Rounding:
-    """``rounding half_up|half_even``. ``half_up`` rounds half away from zero (the default)."""
+    """``rounding half_up|half_even``. ``half_up`` rounds half away from zero (the default).
+    ``mode`` is the word as written."""
 
     mode: str
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+    @property
+    def rounding_mode(self) -> RoundingMode:
+        """The mode of a checked clause."""
+        for mode in ROUNDING_MODES:
+            if mode == self.mode:
+                return mode
+        raise ValueError(f"`{self.mode}` is not a rounding mode (the checker reports it)")
 
 
 @dataclass(frozen=True)
@@ -294,17 +310,22 @@ class Credit:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-CapLevel = Literal["allocation", "run", "month", "contract"]
-CAP_LEVELS: tuple[CapLevel, ...] = ("allocation", "run", "month", "contract")
-
-
 @dataclass(frozen=True)
 class Cap:
-    """``cap credits at <money | X% of gross> per allocation|run|month|contract``."""
+    """``cap credits at <money | X% of gross> per allocation|run|month|contract``. ``level``
+    is the word as written."""
 
     limit: Expr
     level: str
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+    @property
+    def cap_level(self) -> CapLevel:
+        """The level of a checked cap."""
+        for level in CAP_LEVELS:
+            if level == self.level:
+                return level
+        raise ValueError(f"`{self.level}` is not a cap level (the checker reports it)")
 
 
 Clause = (
@@ -401,6 +422,30 @@ def children(expr: Expr) -> tuple[Expr, ...]:
             return args
         case _:
             return ()
+
+
+def is_aggregate_call(call: Call) -> bool:
+    """Whether ``call`` is an aggregate over runs: ``mean``, ``sum``, ``share``, ``count``,
+    ``pN`` and one-argument ``min``/``max``.
+
+    >>> is_aggregate_call(Call("max", (Name("net"),)))
+    True
+    >>> is_aggregate_call(Call("max", (Name("runtime"), Name("queue_wait"))))
+    False
+    """
+    if call.func in ("mean", "sum", "share", "count") or percentile(call.func) is not None:
+        return True
+    return call.func in ("min", "max") and len(call.args) == 1
+
+
+def has_aggregate(expr: Expr) -> bool:
+    """Whether an aggregate over runs stands anywhere in ``expr``."""
+    return any(isinstance(n, Call) and is_aggregate_call(n) for n in walk(expr))
+
+
+def reads(expr: Expr | None, name: str) -> bool:
+    """Whether ``expr`` reads the fact (or promise) ``name``."""
+    return expr is not None and any(isinstance(n, Name) and n.name == name for n in walk(expr))
 
 
 def walk(expr: Expr) -> list[Expr]:

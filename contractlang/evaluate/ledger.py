@@ -8,15 +8,34 @@ term and its source line. The amounts sum exactly to the net total, and per run 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import polars as pl
 
 from contractlang.compile import Val, apply_factor, dec
+from contractlang.evaluate.plan import AllocationPlan, CapCut
+from contractlang.evaluate.settings import Settings
 
-if TYPE_CHECKING:
-    from contractlang.evaluate import ContractResult
+
+class Billed(Protocol):
+    """What the ledger is made from: one contract's evaluated allocations and runs
+    (:class:`contractlang.evaluate.results.ContractResult` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def plan(self) -> AllocationPlan: ...
+    @property
+    def allocations(self) -> pl.DataFrame: ...
+    @property
+    def runs(self) -> pl.DataFrame: ...
+    @property
+    def run_cuts(self) -> Sequence[CapCut]: ...
+
 
 #: Column order and types of the ledger (also documented in docs/evaluate.md).
 LEDGER_COLUMNS = [
@@ -48,7 +67,8 @@ def hours(gpu_us: pl.Expr, scale: int = 6) -> pl.Expr:
     return hours.round(scale, mode="half_away_from_zero").cast(dec(scale))
 
 
-def build_ledger(r: ContractResult) -> pl.DataFrame:
+def build_ledger(r: Billed) -> pl.DataFrame:
+    """Every line of one contract's bill, in run, attempt, allocation and kind order."""
     s = r.settings
     wide = r.allocations.lazy().join(
         r.runs.lazy().select("run_id", "settle_month"), on="run_id", how="left"
@@ -200,7 +220,7 @@ RUN_COLUMNS = [
 ]
 
 
-def runs_table(r: ContractResult) -> pl.DataFrame:
+def runs_table(r: Billed) -> pl.DataFrame:
     """The per-run table for ``--runs``: money exact at the contract's precision, time and
     GPU-time in hours (6 places)."""
 

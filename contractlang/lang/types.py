@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+from contractlang.lang.vocabulary import ENUMS, TIME_UNITS
+
 
 @dataclass(frozen=True, slots=True)
 class Dim:
@@ -80,8 +82,7 @@ class UnitDef:
 
 def _units() -> dict[str, UnitDef]:
     table: dict[str, UnitDef] = {}
-    time_units = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
-    for word, secs in time_units.items():
+    for word, secs in TIME_UNITS.items():
         for form in (word, word + "s"):
             table[form] = UnitDef(TIME, Fraction(secs))
             table["gpu_" + form] = UnitDef(GPU_TIME, Fraction(secs))
@@ -141,11 +142,6 @@ STRING = Type("string")
 NONE = Type("none")
 ERROR = Type("error")
 PLAIN_NUMBER = number()
-
-ENUMS: dict[str, tuple[str, ...]] = {
-    "capacity": ("spot", "on_demand", "reserved"),
-    "end_reason": ("released", "reclaimed", "failed"),
-}
 
 
 def enum_of_member(member: str) -> str | None:

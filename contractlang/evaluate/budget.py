@@ -10,83 +10,21 @@ computed with Python ``Fraction``s from the exact decimals of the runs table —
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from fractions import Fraction
-from typing import Literal
 
 import polars as pl
 
-from contractlang import ast, exact
 from contractlang.compile import Env, compile_expr
 from contractlang.errors import InternalError
-from contractlang.types import UNITS, is_currency_code
-
-Verdict = Literal["met", "not met", "not measurable"]
-AGGREGATES = {"mean", "sum", "min", "max", "share", "count"}
-_PERCENTILE = re.compile(r"^p(\d{1,3})$")
+from contractlang.evaluate.results import BudgetResult, DisplayUnit, RequirementResult, Verdict
+from contractlang.lang import ast, exact
+from contractlang.lang.show import source_text
+from contractlang.lang.types import UNITS, is_currency_code
+from contractlang.lang.vocabulary import COMPARE, COUNTING_AGGREGATES, FLIP, percentile
 
 Value = exact.Value
-
-
-def is_aggregate(call: ast.Call) -> bool:
-    return (call.func in AGGREGATES and len(call.args) == 1) or bool(_PERCENTILE.match(call.func))
-
-
-def has_aggregate(e: ast.Expr) -> bool:
-    return any(isinstance(n, ast.Call) and is_aggregate(n) for n in ast.walk(e))
-
-
-@dataclass(frozen=True)
-class DisplayUnit:
-    """How a requirement's value and limit are shown: in the unit its limit is written in."""
-
-    label: str
-    factor: Fraction  # base units per displayed unit
-    kind: Literal["money", "percent", "plain", "quantity"]
-
-
-@dataclass(frozen=True)
-class RequirementResult:
-    text: str
-    line: int
-    op: str
-    value: Fraction | None
-    limit: Fraction
-    unit: DisplayUnit
-    verdict: Verdict
-
-    @property
-    def margin(self) -> Fraction | None:
-        """How far the value is inside (positive) or outside (negative) its limit."""
-        if self.value is None:
-            return None
-        if self.op in ("<", "<="):
-            return self.limit - self.value
-        if self.op in (">", ">="):
-            return self.value - self.limit
-        return -abs(self.value - self.limit) if self.op == "==" else abs(self.value - self.limit)
-
-    @property
-    def met(self) -> bool:
-        return self.verdict == "met"
-
-
-@dataclass(frozen=True)
-class BudgetResult:
-    name: str
-    line: int
-    requirements: tuple[RequirementResult, ...]
-
-    @property
-    def met(self) -> bool:
-        return all(r.met for r in self.requirements)
-
-    @property
-    def headline(self) -> RequirementResult | None:
-        return self.requirements[0] if self.requirements else None
 
 
 def budget_currencies(budget: ast.Budget) -> list[tuple[str, ast.Quantity]]:
@@ -99,18 +37,18 @@ def budget_currencies(budget: ast.Budget) -> list[tuple[str, ast.Quantity]]:
     return out
 
 
-def evaluate_budget(
-    budget: ast.Budget, runs: pl.DataFrame, source_text: str | None
-) -> BudgetResult:
-    env = Env(columns=dict(runs.schema), promises={}, computed={})
+def evaluate_budget(budget: ast.Budget, runs: pl.DataFrame, text_of: str | None) -> BudgetResult:
+    """Measure each requirement of ``budget`` over ``runs`` (``text_of``: the budget's source
+    text, for the requirement's wording)."""
+    env = Env(columns=dict(runs.schema), promises={})
     results = []
     for req in budget.requires:
         if not isinstance(req.expr, ast.Compare):
             raise InternalError("a checked `require` is not a comparison")
         cmp = req.expr
-        left_is_value = has_aggregate(cmp.left)
+        left_is_value = ast.has_aggregate(cmp.left)
         value_side, limit_side = (cmp.left, cmp.right) if left_is_value else (cmp.right, cmp.left)
-        op = cmp.op if left_is_value else _FLIP[cmp.op]
+        op = cmp.op if left_is_value else FLIP[cmp.op]
         value = _number(_eval(value_side, runs, env))
         limit = _number(_eval(limit_side, runs, env))
         if limit is None:
@@ -118,8 +56,8 @@ def evaluate_budget(
         if value is None:
             verdict: Verdict = "not measurable"
         else:
-            verdict = "met" if _OPS[op](value, limit) else "not met"
-        text = _text(req, source_text)
+            verdict = "met" if COMPARE[op](value, limit) else "not met"
+        text = _text(req, text_of)
         results.append(
             RequirementResult(
                 text, req.span.line, op, value, limit, display_unit(limit_side), verdict
@@ -128,22 +66,8 @@ def evaluate_budget(
     return BudgetResult(budget.name, budget.span.line, tuple(results))
 
 
-_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
-_OPS = {
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
-}
-
-
-def _text(req: ast.Require, source_text: str | None) -> str:
-    e = req.expr
-    if source_text and e.span.end_pos > e.span.start_pos:
-        return " ".join(source_text[e.span.start_pos : e.span.end_pos].split())
-    return "require"
+def _text(req: ast.Require, text: str | None) -> str:
+    return source_text(req.expr.span, text) or "require"
 
 
 def _number(v: Value) -> Fraction | None:
@@ -174,7 +98,7 @@ def _eval(e: ast.Expr, runs: pl.DataFrame, env: Env) -> Value:
     values of aggregates."""
 
     def leaf(node: ast.Expr) -> Value:
-        if isinstance(node, ast.Call) and is_aggregate(node):
+        if isinstance(node, ast.Call) and ast.is_aggregate_call(node):
             return aggregate(node, runs, env)
         raise InternalError(f"cannot evaluate {type(node).__name__} at budget level")
 
@@ -196,16 +120,16 @@ def aggregate(call: ast.Call, runs: pl.DataFrame, env: Env) -> Value:
     # broadcasts a literal where select would not
     runs = runs.with_columns(val.expr.alias("_v")).select("_v")
     v = pl.col("_v")
-    if call.func in ("share", "count"):
+    if call.func in COUNTING_AGGREGATES:
         row = runs.select(
             true=v.fill_null(False).cast(pl.Int64).sum(), known=v.is_not_null().sum()
         ).row(0, named=True)
         if call.func == "count":
             return Fraction(row["true"])
         return None if row["known"] == 0 else Fraction(row["true"], row["known"])
-    m = _PERCENTILE.match(call.func)
-    if m is not None:
-        return exact_percentile(runs.to_series(), Fraction(int(m.group(1)), 100), val.factor)
+    pct = percentile(call.func)
+    if pct is not None:
+        return exact_percentile(runs.to_series(), Fraction(pct, 100), val.factor)
     row = runs.select(n=v.count(), total=v.sum(), low=v.min(), high=v.max()).row(0, named=True)
     if row["n"] == 0:
         return None
@@ -224,7 +148,7 @@ def _aggregate_quotients(call: ast.Call, runs: pl.DataFrame) -> Value:
     names = sorted({n.name for n in ast.walk(arg) if isinstance(n, ast.Name)} & set(runs.columns))
     rows = runs.select(names).iter_rows(named=True) if names else ({} for _ in range(runs.height))
     values = [row_value(arg, row) for row in rows]
-    if call.func in ("share", "count"):
+    if call.func in COUNTING_AGGREGATES:
         true = sum(1 for x in values if x is True)
         known = sum(1 for x in values if isinstance(x, bool))
         if call.func == "count":
@@ -233,9 +157,9 @@ def _aggregate_quotients(call: ast.Call, runs: pl.DataFrame) -> Value:
     nums = sorted(x for x in values if isinstance(x, Fraction))
     if not nums:
         return None
-    m = _PERCENTILE.match(call.func)
-    if m is not None:
-        return _interpolate(nums, Fraction(int(m.group(1)), 100))
+    pct = percentile(call.func)
+    if pct is not None:
+        return _interpolate(nums, Fraction(pct, 100))
     if call.func in ("sum", "mean"):
         total = sum(nums, Fraction(0))
         return total / len(nums) if call.func == "mean" else total
@@ -287,7 +211,7 @@ def row_value(e: ast.Expr, row: dict[str, object]) -> RowValue:
                 return None if x is None else not x
             case ast.Compare(op=op, left=lhs, right=rhs):
                 x, y = row_value(lhs, row), row_value(rhs, row)
-                return None if x is None or y is None else bool(_OPS[op](x, y))
+                return None if x is None or y is None else bool(COMPARE[op](x, y))
             case ast.Logic(op=op, left=lhs, right=rhs):
                 x, y = row_value(lhs, row), row_value(rhs, row)
                 decides = op == "or"  # true decides `or`, false decides `and`

@@ -21,7 +21,7 @@ from typing import Literal
 
 import polars as pl
 
-from contractlang.types import (
+from contractlang.lang.types import (
     BOOL,
     GPU,
     GPU_TIME,

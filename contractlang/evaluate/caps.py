@@ -1,5 +1,6 @@
-"""Caps on pools of credits above the allocation: run → month → contract (design §6).
+"""Caps on pools of credits, at every level: allocation → run → month → contract (design §6).
 
+An allocation's pool is its credit lines; each allocation cap cuts what the one before left.
 A run's pool is its allocations' credits after allocation caps; each run cap cuts it to its
 limit, and the run level always also caps at the run's gross, so credits never make a run's net
 negative. A run settles in the month its last allocation ends; a month's pool is the credits of
@@ -14,27 +15,86 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal, overload
 
 import polars as pl
 
-from contractlang import ast
-from contractlang.billing import cap_limit
-from contractlang.settings import Settings
+from contractlang.errors import InternalError
+from contractlang.evaluate.plan import CapCut, Term, term_label
+from contractlang.evaluate.settings import Settings, floor_minor
+from contractlang.lang import ast
+from contractlang.lang.exact import constant_value
+from contractlang.lang.vocabulary import CAP_LEVELS, CapLevel
 
 #: The label of the rule that always caps a run's credits at its gross.
 RUN_GROSS_RULE = "credits never exceed the run's gross"
 
 
-@dataclass(frozen=True)
-class CapCut:
-    """A cap that acts above the allocation, and the column of per-run cuts it made."""
+def cap_percent(cap: ast.Cap) -> Fraction | None:
+    """For ``cap credits at X% of gross``, X/100; None for a money limit."""
+    if isinstance(cap.limit, ast.PercentOf):
+        return Fraction(cap.limit.percent.value) / 100
+    return None
 
-    level: str
-    label: str
-    line: int | None
-    column: str
-    clause: ast.Cap | None
+
+@overload
+def cap_limit(cap: ast.Cap, gross_minor: pl.Expr, s: Settings) -> pl.Expr: ...
+@overload
+def cap_limit(cap: ast.Cap, gross_minor: int, s: Settings) -> int: ...
+
+
+def cap_limit(cap: ast.Cap, gross_minor: pl.Expr | int, s: Settings) -> pl.Expr | int:
+    """A cap's limit in minor units, rounded down: a money amount, or X% of ``gross_minor``
+    (a column for allocation and run caps, a number for month and contract pools)."""
+    pct = cap_percent(cap)
+    if pct is not None:
+        return (gross_minor * pct.numerator) // pct.denominator
+    value = constant_value(cap.limit)
+    if value is None:
+        raise InternalError("a checked cap limit evaluated to none")
+    limit = floor_minor(value, s.minor)
+    return pl.lit(limit, pl.Int64) if isinstance(gross_minor, pl.Expr) else limit
+
+
+Caps = dict[CapLevel, list[tuple[ast.Cap, str]]]
+
+
+def caps_by_level(contract: ast.Contract, source_text: str | None) -> Caps:
+    """A contract's caps at each level, in file order, each with its ledger label."""
+    caps: Caps = {level: [] for level in CAP_LEVELS}
+    for c in contract.clauses:
+        if isinstance(c, ast.Cap):
+            caps[c.cap_level].append((c, term_label(c, source_text)))
+    return caps
+
+
+def apply_caps_above(
+    runs: pl.DataFrame, caps: Caps, s: Settings
+) -> tuple[pl.DataFrame, tuple[CapCut, ...]]:
+    """(7b–d) The caps above the allocation, on the runs' pools: run, then month, then
+    contract. Returns the runs with a column per cut and the cuts, in that order."""
+    runs, run_cuts = apply_run_caps(runs, caps["run"], s)
+    runs, month_cuts = apply_pooled_caps(runs, caps["month"], "month", s)
+    runs, contract_cuts = apply_pooled_caps(runs, caps["contract"], "contract", s)
+    return runs, (*run_cuts, *month_cuts, *contract_cuts)
+
+
+def apply_allocation_caps(
+    lf: pl.LazyFrame, caps: list[tuple[ast.Cap, str]], s: Settings
+) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
+    """(7a) Allocation caps, in file order, each cutting what the previous left of
+    ``credit_pool_minor``; ``cap_<n>_minor`` holds each cap's cut."""
+    terms = []
+    for n, (cap, label) in enumerate(caps):
+        col = f"cap_{n}_minor"
+        limit = cap_limit(cap, pl.col("charge_minor"), s)
+        after = pl.min_horizontal(pl.col("credit_pool_minor"), limit)
+        lf = lf.with_columns((pl.col("credit_pool_minor") - after).alias(col)).with_columns(
+            credit_pool_minor=pl.col("credit_pool_minor") - pl.col(col)
+        )
+        terms.append(Term("cap", label, cap.span.line, col, n, cap))
+    return lf, tuple(terms)
 
 
 def apply_run_caps(
@@ -62,7 +122,7 @@ def _cut(runs: pl.DataFrame, col: str, limit: pl.Expr) -> pl.DataFrame:
 def apply_pooled_caps(
     runs: pl.DataFrame,
     caps: list[tuple[ast.Cap, str]],
-    level: str,
+    level: Literal["month", "contract"],
     s: Settings,
 ) -> tuple[pl.DataFrame, list[CapCut]]:
     """Month (grouped by ``settle_month``) or contract (one group) caps, each shared among

@@ -1,0 +1,13 @@
+"""The evaluation pass: contracts applied to derived facts (design §6), one module per step.
+
+- :mod:`~contractlang.evaluate.settings`: a contract's currency, rounding, billing, promises
+- :mod:`~contractlang.evaluate.billing`: steps 2–6 per allocation (exclusions, billable time,
+  rate, charge, credits)
+- :mod:`~contractlang.evaluate.caps`: step 7 at every level, and cap limits
+- :mod:`~contractlang.evaluate.runs`: per-run sums, net, totals, promise breaches
+- :mod:`~contractlang.evaluate.budget`: budget requirements, exactly
+- :mod:`~contractlang.evaluate.trace_checks`: what only the trace can tell (E401–E405, W401)
+- :mod:`~contractlang.evaluate.ledger`: the line items and the per-run table
+- :mod:`~contractlang.evaluate.results`: what all of it returns
+- :mod:`~contractlang.evaluate.engine`: one contract, then every contract, over the facts
+"""

@@ -1,0 +1,128 @@
+"""Per-run figures: the sums of a contract's allocation columns, net after the caps above the
+allocation, the money facts budgets read, the totals, and how often promises were breached."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+import polars as pl
+
+from contractlang.compile import dec
+from contractlang.evaluate.budget import exact_percentile
+from contractlang.evaluate.plan import AllocationPlan, CapCut
+from contractlang.evaluate.results import PromiseBreaches, Totals
+from contractlang.evaluate.settings import Settings
+
+
+def run_sums(
+    wide: pl.DataFrame, run_facts: pl.DataFrame, plan: AllocationPlan, s: Settings
+) -> pl.DataFrame:
+    """The run facts with each run's gross, credit lines, allocation cap cuts, credit pool
+    (after allocation caps), billable and excluded GPU-time, and the month it settles in."""
+    per_run = wide.group_by("run_id").agg(
+        gross_minor=pl.col("charge_minor").sum(),
+        credit_lines_minor=pl.sum_horizontal(
+            [pl.col(t.column).fill_null(0) for t in plan.credits] or [pl.lit(0, pl.Int64)]
+        ).sum(),
+        alloc_cap_minor=pl.sum_horizontal(
+            [pl.col(t.column) for t in plan.caps] or [pl.lit(0, pl.Int64)]
+        ).sum(),
+        pool_minor=pl.col("credit_pool_minor").sum(),
+        billable_gpu_us=(pl.col("gpus") * pl.col("billable_us")).sum(),
+        excluded_gpu_us=(pl.col("gpus") * (pl.col("runtime_us") - pl.col("remaining_us"))).sum(),
+    )
+    return run_facts.join(per_run, on="run_id", how="left").with_columns(
+        pl.col(
+            "gross_minor",
+            "credit_lines_minor",
+            "alloc_cap_minor",
+            "pool_minor",
+            "billable_gpu_us",
+            "excluded_gpu_us",
+        ).fill_null(0),
+        settle_month=s.billing_month(pl.col("last_end")),
+    )
+
+
+def settle(runs: pl.DataFrame, cuts: Sequence[CapCut], s: Settings) -> pl.DataFrame:
+    """Each run's cap cuts (allocation caps and the ``cuts`` above them) and net, then the
+    money facts."""
+    above = pl.sum_horizontal([pl.col(c.column) for c in cuts])
+    runs = runs.with_columns(
+        cap_cuts_minor=pl.col("alloc_cap_minor") + above,
+    ).with_columns(
+        net_minor=pl.col("gross_minor") - pl.col("credit_lines_minor") + pl.col("cap_cuts_minor")
+    )
+    return _money_facts(runs, s)
+
+
+def _money_facts(runs: pl.DataFrame, s: Settings) -> pl.DataFrame:
+    """The per-run facts budgets read, under their fact names and exact types."""
+
+    def money(col: str) -> pl.Expr:
+        return pl.col(col).cast(dec(s.precision)) / pl.lit(s.minor, dtype=dec(0))
+
+    return runs.with_columns(
+        gross=money("gross_minor"),
+        credits=-money("credit_lines_minor"),
+        cap_cuts=money("cap_cuts_minor"),
+        net=money("net_minor"),
+        billable_gpu_time=pl.duration(microseconds=pl.col("billable_gpu_us")),
+        excluded_gpu_time=pl.duration(microseconds=pl.col("excluded_gpu_us")),
+    ).with_columns(
+        cost_per_accepted_run=pl.when(pl.col("accepted")).then(pl.col("net")).otherwise(None)
+    )
+
+
+def totals(runs: pl.DataFrame, wide: pl.DataFrame) -> Totals:
+    def total(expr: pl.Expr) -> int:
+        value = runs.select(expr.sum()).item()
+        return int(value or 0)
+
+    costs = runs["cost_per_accepted_run"]
+    dist: dict[str, Fraction | None] = {
+        "p50": exact_percentile(costs, Fraction(1, 2)),
+        "p95": exact_percentile(costs, Fraction(95, 100)),
+        "max": exact_percentile(costs, Fraction(1)),
+    }
+    return Totals(
+        runs=runs.height,
+        accepted_runs=total(pl.col("accepted").cast(pl.Int64)),
+        allocations=wide.height,
+        metered_gpu_us=total(pl.col("metered_gpu_time").dt.total_microseconds()),
+        excluded_gpu_us=total(pl.col("excluded_gpu_us")),
+        billable_gpu_us=total(pl.col("billable_gpu_us")),
+        lost_gpu_us=total(pl.col("lost_gpu_time").dt.total_microseconds()),
+        lost_steps=total(pl.col("lost_steps")),
+        gross_minor=total(pl.col("gross_minor")),
+        credits_minor=-total(pl.col("credit_lines_minor")),
+        cap_cuts_minor=total(pl.col("cap_cuts_minor")),
+        net_minor=total(pl.col("net_minor")),
+        cost_per_accepted_run=dist,
+    )
+
+
+def promises(wide: pl.DataFrame, s: Settings) -> PromiseBreaches:
+    notice = s.promises_us.get("notice")
+    restart = s.promises_us.get("restart")
+    reclaimed = wide.filter(pl.col("end_reason") == "reclaimed")
+    lead = reclaimed["notice_lead"].dt.total_microseconds()
+    ended = wide.filter(pl.col("end_reason").is_in(["reclaimed", "failed"]))
+    wait = ended["replacement_wait"].dt.total_microseconds()
+    replaced = wait.drop_nulls()
+    return PromiseBreaches(
+        notice_us=notice,
+        reclaims=reclaimed.height,
+        notice_breaches=int((lead < notice).sum()) if notice is not None else 0,
+        shortest_notice_us=_opt_int(lead.min()),
+        restart_us=restart,
+        replacements=replaced.len(),
+        restart_breaches=int((replaced > restart).sum()) if restart is not None else 0,
+        never_replaced=wait.null_count(),
+        longest_wait_us=_opt_int(replaced.max()),
+    )
+
+
+def _opt_int(v: object) -> int | None:
+    return None if v is None else int(v)  # type: ignore[call-overload]

@@ -1,0 +1,210 @@
+"""What the checker cannot know until the trace and the amounts are in: the contracts asked
+for exist (E502), trace columns the terms read exist and are numeric (E403, E404), budgets
+share the contract's currency (E402), amounts fit in exact decimals (E405), every charged
+allocation is priced by a rate (E401); and credits that computed below zero (W401)."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Sequence
+
+import polars as pl
+
+from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, did_you_mean, error, warning
+from contractlang.errors import ContractlangError
+from contractlang.evaluate.budget import budget_currencies
+from contractlang.evaluate.plan import AllocationPlan
+from contractlang.evaluate.settings import read_settings
+from contractlang.lang import ast
+from contractlang.lang.facts import TRACE_PREFIX
+from contractlang.lang.terms import Terms
+
+#: How many unpriced allocations an E401 error names before it counts the rest.
+MAX_NAMED = 10
+
+
+def check_chosen(terms: Terms, only: Sequence[str] | None) -> None:
+    """Every contract asked for by name exists: a misspelt `--contract` must not evaluate
+    nothing and report every budget met."""
+    names = [c.name for c in terms.contracts]
+    if not names:
+        raise ContractlangError(
+            [
+                error(
+                    "E502",
+                    "the terms define no contract, so there is nothing to evaluate",
+                    NO_SPAN,
+                    file="contractlang",
+                    help="give at least one `.spot` file with a `contract` block "
+                    "(budgets apply to the contracts evaluated with them)",
+                )
+            ],
+            terms.sources,
+        )
+    unknown = [n for n in only or () if n not in names]
+    if not unknown:
+        return
+    diags = []
+    for name in unknown:
+        guess = did_you_mean(name, names)
+        listing = ", ".join(f"`{n}`" for n in names) or "none"
+        diags.append(
+            error(
+                "E502",
+                f"the terms have no contract `{name}`",
+                NO_SPAN,
+                file="contractlang",
+                help=f"did you mean `{guess}`?" if guess else f"the contracts are: {listing}",
+            )
+        )
+    raise ContractlangError(diags, terms.sources)
+
+
+def check_against_trace(
+    terms: Terms, contracts: Sequence[ast.Contract], allocations: pl.DataFrame
+) -> None:
+    """What the checker cannot know: trace columns exist and are numeric (E403/E404), and
+    budgets share the contract's currency (E402)."""
+    diags: list[Diagnostic] = []
+    extras = sorted(
+        c[len(TRACE_PREFIX) :] for c in allocations.columns if c.startswith(TRACE_PREFIX)
+    )
+    for contract in contracts:
+        file = terms.file_of(contract)
+        for node in _contract_nodes(contract):
+            if not isinstance(node, ast.TraceColumn):
+                continue
+            col = TRACE_PREFIX + node.column
+            if col not in allocations.columns:
+                listing = ", ".join(f"`{x}`" for x in extras) or "none"
+                diags.append(
+                    error(
+                        "E403",
+                        f"the trace has no column `{node.column}` (read by `trace.{node.column}`)",
+                        node.span,
+                        file=file,
+                        help=f"columns the trace carries beyond the schema: {listing}",
+                    )
+                )
+            elif not (allocations.schema[col].is_numeric()):
+                diags.append(
+                    error(
+                        "E404",
+                        f"trace column `{node.column}` holds {allocations.schema[col]} values, "
+                        "not numbers",
+                        node.span,
+                        file=file,
+                    )
+                )
+        currency = read_settings(contract).currency
+        for budget in terms.budgets:
+            for code, q in budget_currencies(budget):
+                if code != currency:
+                    diags.append(
+                        error(
+                            "E402",
+                            f"budget `{budget.name}` is in {code} but contract "
+                            f"`{contract.name}` bills in {currency}",
+                            q.span,
+                            file=terms.file_of(budget),
+                            help="every budget applies to every contract evaluated with it; "
+                            "evaluate contracts of one currency together",
+                        )
+                    )
+    if diags:
+        raise ContractlangError(_dedupe(diags), terms.sources)
+
+
+def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[tuple[str, str, int, int]] = set()
+    out = []
+    for d in diags:
+        key = (d.code, d.file, d.span.line, d.span.col)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def _contract_nodes(contract: ast.Contract) -> list[ast.Expr]:
+    """Every expression node in a contract's clauses."""
+    exprs = [v for c in contract.clauses for v in vars(c).values() if _is_expr(v)]
+    return [node for e in exprs for node in ast.walk(e)]
+
+
+def _is_expr(value: object) -> bool:
+    return isinstance(value, typing.get_args(ast.Expr))
+
+
+def collect_amounts(
+    lf: pl.LazyFrame, contract: ast.Contract, file: str, source_text: str | None
+) -> pl.DataFrame:
+    """Collect a contract's allocation columns; an amount beyond the 38 digits of exact decimal
+    arithmetic (20 after the point) is a clean error (E405), not an internal one."""
+    try:
+        return lf.collect()
+    except pl.exceptions.InvalidOperationError as exc:
+        if "decimal" not in str(exc):
+            raise
+        raise ContractlangError(
+            [
+                error(
+                    "E405",
+                    f"contract `{contract.name}` computes an amount too large to keep exactly",
+                    contract.name_span,
+                    file=file,
+                    help="exact amounts hold 18 digits before the point: an allocation's rate "
+                    "× GPUs × billed microseconds must stay below 10^18; split longer "
+                    "allocations",
+                )
+            ],
+            {file: Source(file, source_text)} if source_text is not None else {},
+        ) from None
+
+
+def check_priced(
+    contract: ast.Contract, wide: pl.DataFrame, file: str, source_text: str | None
+) -> None:
+    unpriced = wide.filter(pl.col("rate_index").is_null() & (pl.col("billable_us") > 0))
+    if unpriced.height == 0:
+        return
+    rows = unpriced.head(MAX_NAMED).to_dicts()
+    named = "; ".join(
+        f"`{r['alloc_id']}` of run `{r['run_id']}` ({r['capacity']}, {r['sku']})" for r in rows
+    )
+    more = unpriced.height - len(rows)
+    tail = f" and {more} more" if more else ""
+    raise ContractlangError(
+        [
+            error(
+                "E401",
+                f"contract `{contract.name}` prices no rate for {unpriced.height} "
+                f"allocation(s): {named}{tail}",
+                contract.name_span,
+                file=file,
+                help="add a rate whose condition holds for them (a rate without `when` "
+                "prices everything left)",
+            )
+        ],
+        {file: Source(file, source_text)} if source_text is not None else {},
+    )
+
+
+def negative_credit_warnings(
+    wide: pl.DataFrame, plan: AllocationPlan, file: str
+) -> list[Diagnostic]:
+    out = []
+    for t in plan.credits:
+        raw = t.column.removesuffix("_minor")
+        n = int(wide.select((pl.col(raw) < 0).fill_null(False).sum()).item())
+        if n and t.clause is not None:
+            out.append(
+                warning(
+                    "W401",
+                    f"credit `{t.label}` computed a negative amount for {n} allocation(s); "
+                    "counted as 0",
+                    t.clause.span,
+                    file=file,
+                )
+            )
+    return out

@@ -1,0 +1,105 @@
+"""Text → lark tree, with every syntax error turned into a diagnostic.
+
+:func:`parse_tree` never raises on any input. A parse reports at most one syntax error, the
+first (LALR parsing stops there); :mod:`contractlang.syntax.errors` words it. Input that is not
+text (undecodable bytes, NUL characters) is ``E008`` before lark sees it.
+
+    >>> r = parse_tree('contract "c" { rate 2 USD per gpu_hour capacity == spot }')
+    >>> r.tree is None, r.diagnostics[0].code, r.diagnostics[0].message
+    (True, 'E002', 'expected `when` before the condition starting at `capacity`')
+
+The tree goes on to :func:`contractlang.syntax.lower.lower`; only that module reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lark import Token, Tree
+from lark.exceptions import LarkError, UnexpectedInput
+
+from contractlang.diagnostics import Diagnostic, Source, Span, error
+from contractlang.lang.ast import Comment
+from contractlang.syntax.describe import point_at, token_span
+from contractlang.syntax.errors import syntax_error
+from contractlang.syntax.grammar import collecting_comments, parser
+
+__all__ = ["Parsed", "parse_tree"]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """The outcome of reading one source as a tree: the tree (``None`` on a syntax error),
+    its comments, the source text and the diagnostics."""
+
+    tree: Tree[Token] | None
+    comments: tuple[Comment, ...]
+    source: Source
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def parse_tree(text: str | bytes, filename: str = "<input>") -> Parsed:
+    """Read ``text`` as a tree of ``spot.lark``.
+
+    ``bytes`` are decoded as UTF-8 (a leading byte-order mark is dropped); text that is not
+    UTF-8, or that holds a NUL character, is an ``E008`` diagnostic.
+    """
+    decoded = _decode(text, filename)
+    if isinstance(decoded, Parsed):
+        return decoded
+    source = Source(filename, decoded)
+    with collecting_comments() as tokens:
+        try:
+            tree = parser().parse(decoded)
+        except UnexpectedInput as exc:
+            return Parsed(None, (), source, (syntax_error(exc, source),))
+        except LarkError as exc:  # pragma: no cover - lark raises UnexpectedInput for bad input
+            diag = error("E001", f"cannot parse this file: {exc}", Span(1, 1, 1, 2), file=filename)
+            return Parsed(None, (), source, (diag,))
+    comments = tuple(Comment(str(t), token_span(t)) for t in tokens)
+    return Parsed(tree, comments, source)
+
+
+def _decode(text: str | bytes, filename: str) -> str | Parsed:
+    if isinstance(text, bytes):
+        data = text
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            prefix = data[: exc.start].decode("utf-8-sig", errors="replace")
+            shown = data.decode("utf-8-sig", errors="replace")
+            diag = error(
+                "E008",
+                f"the file is not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded",
+                point_at(prefix),
+                file=filename,
+                help="save the file as UTF-8",
+            )
+            return _failed(filename, shown, diag)
+    elif text.startswith("\ufeff"):
+        text = text[1:]
+    nul = text.find("\x00")
+    if nul >= 0:
+        diag = error(
+            "E008",
+            "the input holds a NUL character, so it is not a text file",
+            point_at(text[:nul]),
+            file=filename,
+        )
+        return _failed(filename, text.replace("\x00", " "), diag)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        safe = text.encode("utf-8", errors="replace").decode("utf-8")
+        diag = error(
+            "E008",
+            "the input holds a character that is not valid Unicode text",
+            point_at(text[: exc.start]),
+            file=filename,
+        )
+        return _failed(filename, safe, diag)
+    return text
+
+
+def _failed(filename: str, shown: str, diag: Diagnostic) -> Parsed:
+    return Parsed(None, (), Source(filename, shown), (diag,))

@@ -1,0 +1,328 @@
+"""How each input column becomes a normalised one: its type checked, each value converted,
+and the rows whose value cannot be converted flagged with the code and message to report.
+
+One :class:`Column` per input column: ``norm`` is the normalised expression and ``bad`` lists
+the checks of its values (a flag expression, a code, a message expression and a help text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+import polars as pl
+
+from contractlang.diagnostics import NO_SPAN, Diagnostic, error, warning
+from contractlang.trace import problems as pb
+from contractlang.trace.schema import DECIMAL_DTYPE, DECIMAL_SCALE
+
+_OFFSET_RE = r"(?:[Zz]|[+-]\d{2}:?\d{2})$"
+_DATETIME_RE = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+_INT_RE = r"^[+-]?\d+$"
+_DEC_RE = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
+_PLAIN_DEC_RE = r"^[+-]?(?:\d+\.?\d*|\.\d+)$"
+_TOO_PRECISE_RE = r"\.\d{" + str(DECIMAL_SCALE) + r"}\d*[1-9]"
+_TRUE = ("true", "t", "1", "yes", "y")
+_FALSE = ("false", "f", "0", "no", "n")
+
+
+@dataclass
+class Column:
+    """How one input column becomes a normalised one."""
+
+    norm: pl.Expr
+    #: rows whose value could not be normalised, with the code and message for each
+    bad: list[tuple[pl.Expr, str, pl.Expr, str | None]] = field(default_factory=list)
+    #: text whose empty values become null once read (:func:`normalise` tests the column
+    #: once, which is cheaper than a test on every row when, as usual, no value is empty)
+    blank_later: bool = False
+
+
+def blank_to_null(expr: pl.Expr) -> pl.Expr:
+    return pl.when(expr.str.len_bytes() > 0).then(expr)
+
+
+def _msg(column: str, tail: str) -> pl.Expr:
+    """`<column>` value `<raw>` <tail>."""
+    return pl.concat_str(
+        pl.lit(f"`{column}` value "),
+        pb.backticked(pl.col(column).cast(pl.String)),
+        pl.lit(" " + tail),
+    )
+
+
+def string_column(name: str, dtype: pl.DataType) -> Column | str:
+    if dtype == pl.String:
+        return Column(pl.col(name), blank_later=True)
+    if isinstance(dtype, (pl.Categorical, pl.Enum)) or dtype.is_integer():
+        return Column(blank_to_null(pl.col(name).cast(pl.String)))
+    return f"`{name}` must hold text, not {describe(dtype)}"
+
+
+def enum_column(name: str, dtype: pl.DataType, enum: pl.Enum, code: str) -> Column | str:
+    if dtype == pl.String:
+        # the empty string is no member of the enum, so it becomes null as a blank does
+        text = blank_to_null(pl.col(name))
+        norm = pl.col(name).cast(enum, strict=False)
+        unknown = (pl.col(name).str.len_bytes() > 0) & norm.is_null()
+    else:
+        base = string_column(name, dtype)
+        if isinstance(base, str):
+            return base
+        text = base.norm
+        norm = text.cast(enum, strict=False)
+        unknown = text.is_not_null() & norm.is_null()
+    what = {"source": "source", "event": "event", "capacity": "capacity"}[name]
+    message = pl.concat_str(pl.lit(f"unknown {what} "), pb.backticked(text))
+    return Column(norm, [(unknown, code, message, None)])
+
+
+def int_column(name: str, dtype: pl.DataType) -> Column | str:
+    col = pl.col(name)
+    if dtype.is_integer():
+        return Column(col.cast(pl.Int64, strict=False), [])
+    if dtype == pl.String:
+        stripped = col.str.strip_chars()
+        norm = stripped.cast(pl.Int64, strict=False)
+        bad = stripped.str.len_bytes().gt(0) & norm.is_null()
+        return Column(
+            pl.when(stripped.str.len_bytes() > 0).then(norm),
+            [(bad, "T002", _msg(name, "is not a whole number"), None)],
+        )
+    if dtype.is_float() or isinstance(dtype, pl.Decimal):
+        whole = col.is_not_null() & (col == col.round(0))
+        norm = pl.when(whole).then(col.cast(pl.Int64, strict=False))
+        bad = col.is_not_null() & norm.is_null()
+        return Column(norm, [(bad, "T002", _msg(name, "is not a whole number"), None)])
+    return f"`{name}` must hold whole numbers, not {describe(dtype)}"
+
+
+def bool_column(name: str, dtype: pl.DataType) -> Column | str:
+    col = pl.col(name)
+    if dtype == pl.Boolean:
+        return Column(col)
+    if dtype == pl.String or dtype.is_integer():
+        text = col.cast(pl.String).str.strip_chars().str.to_lowercase()
+        norm = (
+            pl.when(text.is_in(_TRUE))
+            .then(pl.lit(True))
+            .when(text.is_in(_FALSE))
+            .then(pl.lit(False))
+        )
+        present = text.str.len_bytes() > 0
+        bad = present & norm.is_null()
+        return Column(norm, [(bad, "T002", _msg(name, "is not true or false"), None)])
+    return f"`{name}` must hold true or false, not {describe(dtype)}"
+
+
+def decimal_from_text(name: str, text: pl.Expr) -> Column:
+    """Exact decimal from decimal text; more than 18 places or non-numbers are T002."""
+    stripped = text.str.strip_chars()
+    present = stripped.str.len_bytes() > 0
+    norm = pl.when(present & stripped.str.contains(_DEC_RE)).then(
+        stripped.str.to_decimal(scale=DECIMAL_SCALE)
+    )
+    not_number = present & norm.is_null()
+    too_precise = present & stripped.str.contains(_TOO_PRECISE_RE)
+    exponent = present & stripped.str.contains("[eE]") & ~not_number
+    return Column(
+        pl.when(~too_precise).then(norm),
+        [
+            (not_number, "T002", _msg(name, "is not a number"), None),
+            (
+                too_precise,
+                "T002",
+                _msg(name, f"has more than {DECIMAL_SCALE} decimal places"),
+                "money and decimals are kept exactly, to at most 18 places",
+            ),
+            (
+                exponent & _exponent_too_precise(stripped),
+                "T002",
+                _msg(name, f"has more than {DECIMAL_SCALE} decimal places"),
+                None,
+            ),
+        ],
+    )
+
+
+def _exponent_too_precise(text: pl.Expr) -> pl.Expr:
+    """Text in exponent notation needing more than 18 places (rare; checked exactly)."""
+
+    def check(value: str | None) -> bool:
+        if value is None:
+            return False
+        try:
+            exp = Decimal(value).normalize().as_tuple().exponent
+        except InvalidOperation:
+            return False
+        return isinstance(exp, int) and -exp > DECIMAL_SCALE
+
+    return text.map_elements(check, return_dtype=pl.Boolean, skip_nulls=True).fill_null(False)
+
+
+def decimal_column(
+    name: str, dtype: pl.DataType, warnings: list[Diagnostic], file: str
+) -> Column | str:
+    col = pl.col(name)
+    if isinstance(dtype, pl.Decimal):
+        if (dtype.scale or 0) <= DECIMAL_SCALE:
+            norm = col.cast(DECIMAL_DTYPE, strict=False)
+            return Column(
+                norm,
+                [(col.is_not_null() & norm.is_null(), "T002", _msg(name, "is too large"), None)],
+            )
+        return decimal_from_text(name, col.cast(pl.String))
+    if dtype.is_integer():
+        norm = col.cast(DECIMAL_DTYPE, strict=False)
+        return Column(
+            norm, [(col.is_not_null() & norm.is_null(), "T002", _msg(name, "is too large"), None)]
+        )
+    if dtype == pl.String:
+        return decimal_from_text(name, col)
+    if dtype.is_float():
+        warnings.append(
+            warning(
+                "W102",
+                f"`{name}` is stored as floating point; each value is read as the decimal its "
+                "shortest text spells (2.1 → 2.1)",
+                NO_SPAN,
+                file=file,
+                help="write money as decimal (or as text) to keep it exact",
+            )
+        )
+        finite = col.is_finite()
+        conv = decimal_from_text(name, pl.when(finite).then(col.cast(pl.String)))
+        conv.bad.append((col.is_not_null() & ~finite, "T002", _msg(name, "is not a number"), None))
+        return conv
+    return f"`{name}` must hold decimal numbers, not {describe(dtype)}"
+
+
+def ts_column(name: str, dtype: pl.DataType, file: str) -> Column | Diagnostic:
+    col = pl.col(name)
+    if isinstance(dtype, pl.Datetime):
+        if dtype.time_zone is None:
+            return error(
+                "T006",
+                "`ts` holds timestamps without a time zone",
+                NO_SPAN,
+                file=file,
+                help="store UTC timestamps with a time zone, or ISO 8601 text with an offset",
+            )
+        return Column(col.dt.convert_time_zone("UTC").dt.cast_time_unit("us"))
+    if dtype == pl.String:
+        text = col.str.strip_chars()
+        present = text.str.len_bytes() > 0
+        iso = text.str.replace(r"^(\d{4}-\d{2}-\d{2}) ", "${1}T").str.replace(r"[Zz]$", "+00:00")
+        parsed = iso.str.to_datetime(
+            "%Y-%m-%dT%H:%M:%S%.f%z", time_unit="us", time_zone="UTC", strict=False
+        )
+        norm = pl.when(present).then(parsed)
+        failed = present & parsed.is_null()
+        naive = failed & text.str.contains(_DATETIME_RE) & ~text.str.contains(_OFFSET_RE)
+        return Column(
+            norm,
+            [
+                (
+                    naive,
+                    "T006",
+                    pl.concat_str(
+                        pl.lit("timestamp "), pb.backticked(text), pl.lit(" has no UTC offset")
+                    ),
+                    "add `Z` or an offset such as `+00:00`; naive timestamps are ambiguous",
+                ),
+                (
+                    failed & ~naive,
+                    "T006",
+                    pl.concat_str(
+                        pl.lit("timestamp "),
+                        pb.backticked(text),
+                        pl.lit(" is not ISO 8601 with an offset"),
+                    ),
+                    "write timestamps like `2025-01-31T23:59:59Z`",
+                ),
+            ],
+        )
+    return error(
+        "T002",
+        f"`ts` must hold timestamps with a time zone or ISO 8601 text, not {describe(dtype)}",
+        NO_SPAN,
+        file=file,
+    )
+
+
+def describe(dtype: pl.DataType) -> str:
+    if dtype.is_integer():
+        return "integers"
+    if dtype.is_float():
+        return "floating-point numbers"
+    if isinstance(dtype, pl.Decimal):
+        return "decimals"
+    if dtype == pl.Boolean:
+        return "booleans"
+    if isinstance(dtype, pl.Datetime):
+        return "timestamps"
+    if dtype == pl.Date:
+        return "dates"
+    if dtype == pl.String:
+        return "text"
+    if isinstance(dtype, (pl.List, pl.Array)):
+        return "lists"
+    if isinstance(dtype, pl.Struct):
+        return "records"
+    return "values of another type"
+
+
+def extra_column(
+    name: str,
+    dtype: pl.DataType,
+    inferred: dict[str, pl.DataType],
+    warnings: list[Diagnostic],
+    file: str,
+) -> Column:
+    col = pl.col(name)
+    if dtype.is_float():
+        conv = decimal_column(name, dtype, warnings, file)
+        assert isinstance(conv, Column)
+        return conv
+    if dtype == pl.String and name in inferred:
+        target = inferred[name]
+        if target == pl.Boolean:
+            conv_b = bool_column(name, dtype)
+            assert isinstance(conv_b, Column)
+            return conv_b
+        if target == pl.Int64:
+            return Column(
+                pl.when(col.str.len_bytes() > 0).then(col.str.strip_chars().cast(pl.Int64))
+            )
+        return decimal_from_text(name, col)
+    return Column(col)
+
+
+def infer_text_columns(lf: pl.LazyFrame, names: Sequence[str]) -> dict[str, pl.DataType]:
+    """Types for text extras (CSV): whole numbers, decimals or booleans when every value is."""
+    if not names:
+        return {}
+    exprs = []
+    for n in names:
+        v = pl.col(n).str.strip_chars()
+        present = v.is_not_null() & (v.str.len_bytes() > 0)
+        exprs += [
+            (present.any()).alias(f"{n}\0any"),
+            (~present | v.str.contains(_INT_RE)).all().alias(f"{n}\0int"),
+            (~present | v.str.contains(_PLAIN_DEC_RE)).all().alias(f"{n}\0dec"),
+            (~present | v.str.to_lowercase().is_in(("true", "false"))).all().alias(f"{n}\0bool"),
+            (~present | v.cast(pl.Int64, strict=False).is_not_null()).all().alias(f"{n}\0fits"),
+        ]
+    flags = lf.select(exprs).collect().row(0, named=True)
+    out: dict[str, pl.DataType] = {}
+    for n in names:
+        if not flags[f"{n}\0any"]:
+            continue
+        if flags[f"{n}\0int"] and flags[f"{n}\0fits"]:
+            out[n] = pl.Int64()
+        elif flags[f"{n}\0dec"]:
+            out[n] = DECIMAL_DTYPE
+        elif flags[f"{n}\0bool"]:
+            out[n] = pl.Boolean()
+    return out

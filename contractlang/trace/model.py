@@ -1,0 +1,91 @@
+"""The data model of a loaded trace: the events (:class:`Trace`), what validating learnt that
+deriving needs again (:class:`TraceIndex`), and the output of normalising (:class:`Normalised`),
+with the flags that mark bad values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import polars as pl
+
+from contractlang.diagnostics import Diagnostic
+from contractlang.trace.schema import TraceSummary
+
+#: Marks a row with a value that could not be normalised (or a missing required value).
+BAD = "_bad"
+#: The polars engine of the normalising pass (measured faster than ``in-memory`` here).
+
+
+def bad_flag(column: str) -> str:
+    """The name of the flag that marks a bad value in ``column`` (see :class:`Normalised`)."""
+    return f"{BAD}:{column}"
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A loaded, valid trace.
+
+    ``events`` holds one row per input row, in file order, with the columns of
+    :data:`~contractlang.trace.schema.EVENT_DTYPES` (``row`` is the 1-based data row in the
+    file; ``run_key`` an integer standing for ``run_id``, in ``run_id`` order) followed by the
+    extra columns under their own names. ``extras`` names the columns terms can read as
+    ``trace.<column>`` (the extras, plus ``price`` when the input had one). ``index`` holds
+    what validating learnt that deriving the facts needs again (:class:`TraceIndex`); a trace
+    built without one derives the same facts, a little more slowly.
+    """
+
+    events: pl.DataFrame
+    source: str
+    extras: tuple[str, ...]
+    warnings: tuple[Diagnostic, ...]
+    summary: TraceSummary
+    open_at: datetime | None = None
+    columns_read: tuple[str, ...] = field(default=())
+    index: TraceIndex | None = None
+
+
+@dataclass(frozen=True)
+class TraceIndex:
+    """What validation learns about a valid trace that :func:`derive_facts` needs again, so it
+    is not computed twice (grouping the rows by their `alloc_id` text is the costly part).
+
+    ``run_ids`` are the trace's distinct run ids, sorted: a row's ``run_key`` is the position
+    of its run here. ``allocations`` has one row per ``started`` row, in file order: the row
+    numbers of the start (``start_row``) and of the allocation's end (``end_row``, null when
+    it never ends), and the times of its earliest ``notice`` (``notice_at``) and of its
+    earliest own ``requested`` (``own_request``), null when it has none. ``events`` is the
+    frame they describe: a trace whose events are another frame (a shard, say) does not use
+    this index.
+
+    >>> from contractlang.trace import generate_trace, load_trace
+    >>> index = load_trace(generate_trace(2, seed=3)).index
+    >>> index.allocations.columns
+    ['start_row', 'end_row', 'notice_at', 'own_request']
+    """
+
+    run_ids: pl.Series
+    allocations: pl.DataFrame
+    events: pl.DataFrame = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Normalised:
+    """The output of :func:`normalise`: the events, the first value problems of each kind, and
+    the warnings.
+
+    ``events`` has a :data:`BAD` column marking rows with any value problem and, for each column
+    in ``bad_columns`` (the columns with at least one bad value), a ``bad_flag(column)`` column
+    marking the rows whose value there is bad. A bad value is normalised to null; the flags tell
+    it from a value that is simply absent, so each rule can leave out only the rows whose values
+    it reads."""
+
+    events: pl.DataFrame
+    problems: pl.LazyFrame
+    hidden: int  # value problems found but not in ``problems`` (beyond the limit)
+    warnings: tuple[Diagnostic, ...]
+    extras: tuple[str, ...]
+    columns_read: tuple[str, ...]
+    bad_columns: tuple[str, ...] = ()
+    #: the distinct run ids, sorted (``run_key`` is the position of a row's run here)
+    run_ids: pl.Series = field(default_factory=lambda: pl.Series("run_id", [], pl.String))

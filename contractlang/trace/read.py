@@ -1,0 +1,215 @@
+"""Reading a trace file (Parquet, CSV, NDJSON) or frame as a lazy frame, with every reason it
+cannot be read (T017) said in our words and, for text that is not UTF-8, where it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from contractlang.diagnostics import NO_SPAN, Span, error
+from contractlang.errors import ContractlangError
+from contractlang.trace.schema import MONEY_COLUMNS
+
+FRAME_NAME = "<frame>"
+PARQUET_EXTS = (".parquet", ".pq")
+CSV_EXTS = (".csv",)
+NDJSON_EXTS = (".ndjson", ".jsonl")
+
+
+def source_name(source: str | Path | pl.DataFrame | pl.LazyFrame) -> str:
+    if isinstance(source, (pl.DataFrame, pl.LazyFrame)):
+        return FRAME_NAME
+    return str(source)
+
+
+def _unreadable(name: str, reason: str, help: str | None = None) -> ContractlangError:
+    return ContractlangError([error("T017", reason, NO_SPAN, file=name, help=help)])
+
+
+def _polars_reason(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else "unknown error"
+    return first[:200]
+
+
+def read(source: str | Path | pl.DataFrame | pl.LazyFrame, name: str) -> pl.LazyFrame:
+    if isinstance(source, pl.DataFrame):
+        return source.lazy()
+    if isinstance(source, pl.LazyFrame):
+        return source
+    path = Path(source)
+    ext = path.suffix.lower()
+    known = PARQUET_EXTS + CSV_EXTS + NDJSON_EXTS
+    if ext not in known:
+        raise _unreadable(
+            name,
+            f"cannot read `{name}`: unknown trace format `{path.suffix or '(none)'}`",
+            help="a trace ends in `.parquet`, `.csv`, `.ndjson` or `.jsonl`",
+        )
+    if not path.exists():
+        raise _unreadable(name, f"cannot read `{name}`: no such file")
+    if not path.is_file():
+        raise _unreadable(name, f"cannot read `{name}`: not a file")
+    if ext in CSV_EXTS + NDJSON_EXTS:
+        _check_text(path, name, "CSV" if ext in CSV_EXTS else "NDJSON")
+    try:
+        if ext in PARQUET_EXTS:
+            lf = pl.scan_parquet(path)
+        elif ext in CSV_EXTS:
+            lf = pl.scan_csv(path, infer_schema=False, encoding="utf8")
+        else:
+            lf = _scan_ndjson(path)
+        lf.collect_schema()
+    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+        kind = "Parquet" if ext in PARQUET_EXTS else "CSV" if ext in CSV_EXTS else "NDJSON"
+        raise read_failure(name, exc, path, f" as {kind}") from None
+    return lf
+
+
+#: How much of a text trace is looked at to tell text from binary content.
+_SNIFF_BYTES = 8192
+_BOMS = {
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16",
+    b"\xfe\xff": "UTF-16",
+}
+
+
+def _check_text(path: Path, name: str, kind: str) -> None:
+    """A CSV or NDJSON trace is UTF-8 text: reject binary content (and UTF-16/32 text) with one
+    clear error, not a list of missing columns. The first 8 KiB decide, as ``file`` and Perl's
+    ``-B`` do: a NUL byte, or more than 30% of characters that are control characters or not
+    UTF-8, means binary. A file that is text with a few bad bytes is reported later, where they
+    are (:func:`_invalid_utf8_at`)."""
+    try:
+        with path.open("rb") as fh:
+            sample = fh.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise _unreadable(name, f"cannot read `{name}`: {exc.strerror or 'read error'}") from None
+    for bom, encoding in _BOMS.items():
+        if sample.startswith(bom):
+            raise _unreadable(
+                name,
+                f"cannot read `{name}`: it is {encoding} text, not UTF-8",
+                help="save it as UTF-8",
+            )
+    if not sample:
+        return
+    text = sample.decode("utf-8", errors="replace")
+    if len(sample) == _SNIFF_BYTES:
+        text = text[:-4]  # the sample may end inside a character
+    odd = sum(1 for ch in text if ch == "\ufffd" or (ch < " " and ch not in "\t\n\r\f"))
+    if b"\x00" in sample or odd > 0.3 * max(1, len(text)):
+        article = "an" if kind == "NDJSON" else "a"
+        raise _unreadable(
+            name,
+            f"cannot read `{name}`: not {article} {kind} file (binary content)",
+            help=f"a trace in {kind} is UTF-8 text"
+            + (" with a header row" if kind == "CSV" else ", one JSON object a line"),
+        )
+    # polars reads a header that is not UTF-8 with replacement characters (and would then
+    # report its columns as missing): say where the bad bytes are instead
+    first, newline, _ = sample.partition(b"\n")
+    try:
+        first.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if newline or exc.reason != "unexpected end of data":
+            found = _utf8_problem(name, path)
+            if found is not None:
+                raise found from None
+
+
+def _invalid_utf8_at(path: Path) -> tuple[int, int, int] | None:
+    """Where the first byte that is not UTF-8 is: ``(byte offset, line, record)``, counted from
+    the start of the file (offset from 0, line from 1, record from 0: the CSV header is record
+    0, so a CSV record is its data row). Records end at a newline outside double quotes, as CSV
+    reads them. ``None`` when the file is valid UTF-8. Reads the file once, in chunks."""
+    offset = lines = records = 0
+    quoted = False
+    pending = b""
+    with path.open("rb") as fh:
+        while True:
+            chunk = fh.read(1 << 20)
+            data = pending + chunk
+            bad: int | None = None
+            try:
+                data.decode("utf-8")
+                end = len(data)
+            except UnicodeDecodeError as exc:
+                end = exc.start
+                if not (chunk and exc.reason == "unexpected end of data"):
+                    bad = exc.start  # (a character cut by the end of the chunk is carried over)
+            lines, records, quoted = _count_records(data[:end], lines, records, quoted)
+            if bad is not None:
+                return offset + bad, lines + 1, records
+            if not chunk:
+                return None
+            offset += end
+            pending = data[end:]
+
+
+def _count_records(data: bytes, lines: int, records: int, quoted: bool) -> tuple[int, int, bool]:
+    """Add the newlines, and the newlines outside double quotes, in ``data`` to the counts;
+    ``quoted`` says whether ``data`` starts inside a quoted field (and, returned, ends in one)."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    if not arr.size:
+        return lines, records, quoted
+    quotes = np.cumsum(arr == 0x22) + int(quoted)
+    newline = arr == 0x0A
+    lines += int(newline.sum())
+    records += int((newline & (quotes % 2 == 0)).sum())
+    return lines, records, bool(quotes[-1] % 2)
+
+
+def read_failure(name: str, exc: Exception, path: Path | None, kind: str = "") -> ContractlangError:
+    """T017 for a file polars could not read; for text that is not UTF-8, where the bad bytes
+    are (:func:`_utf8_problem`)."""
+    if path is not None and path.suffix.lower() in CSV_EXTS + NDJSON_EXTS:
+        found = _utf8_problem(name, path)
+        if found is not None:
+            return found
+    return _unreadable(name, f"cannot read `{name}`{kind}: {_polars_reason(exc)}")
+
+
+def _utf8_problem(name: str, path: Path) -> ContractlangError | None:
+    """T017 naming where the first byte that is not UTF-8 is: on its row (data rows as CSV
+    counts them; NDJSON lines), with the line and byte offset, or in the CSV header. ``None``
+    when the file is UTF-8 (or cannot be read again)."""
+    try:
+        where = _invalid_utf8_at(path)
+    except OSError:
+        return None
+    if where is None:
+        return None
+    offset, line, record = where
+    csv = path.suffix.lower() in CSV_EXTS
+    row = record if csv else line
+    place = f"line {line:,}, byte offset {offset:,}"
+    if csv and record == 0:
+        message = f"cannot read `{name}`: invalid utf-8 in the header ({place})"
+        return _unreadable(name, message, help="save the file as UTF-8")
+    return ContractlangError(
+        [
+            error(
+                "T017",
+                f"cannot read `{name}`: invalid utf-8 at {place}",
+                Span.point(row, 0),
+                file=name,
+                help="save the file as UTF-8",
+            )
+        ]
+    )
+
+
+def _scan_ndjson(path: Path) -> pl.LazyFrame:
+    """NDJSON with every number that has a fraction read as text, so it becomes an exact
+    decimal (JSON numbers are decimal text; polars would otherwise parse them as floats)."""
+    first = pl.scan_ndjson(path, infer_schema_length=None)
+    schema = first.collect_schema()
+    as_text = {
+        c: pl.String() for c, t in schema.items() if t.is_float() or c in MONEY_COLUMNS or c == "ts"
+    }
+    return pl.scan_ndjson(path, infer_schema_length=None, schema_overrides=as_text)
