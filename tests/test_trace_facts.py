@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from contractlang.lang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
-from contractlang.trace import derive, derive_facts, generate_trace, load_trace
+from contractlang.trace import asof, derive_facts, generate_trace, load_trace
 from contractlang.trace.generate import GENERATED_SCHEMA
 from contractlang.trace.schema import EVENTS
 
@@ -24,9 +24,9 @@ SCHEMA = GENERATED_SCHEMA  # the columns of a trace, as the generator writes the
 
 @pytest.fixture(autouse=True, params=["packed keys", "by-run joins"])
 def asof_strategy(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test runs with both ways of joining within a run (derive._Keys)."""
+    """Every test runs with both ways of joining within a run (asof.Keys)."""
     if request.param == "by-run joins":
-        monkeypatch.setattr(derive, "MAX_KEY_BITS", 0)
+        monkeypatch.setattr(asof, "MAX_KEY_BITS", 0)
     return str(request.param)
 
 
@@ -454,7 +454,7 @@ def test_facts_are_a_function_of_each_runs_events(keep: list[str]) -> None:
 def test_both_join_strategies_agree_on_a_generated_trace(monkeypatch: pytest.MonkeyPatch) -> None:
     trace = load_trace(generate_trace(40, seed=9))
     packed = derive_facts(trace).collect()
-    monkeypatch.setattr(derive, "MAX_KEY_BITS", 0)
+    monkeypatch.setattr(asof, "MAX_KEY_BITS", 0)
     by_run = derive_facts(trace).collect()
     assert packed[0].equals(by_run[0])
     assert packed[1].equals(by_run[1])

@@ -25,6 +25,7 @@ from lark import Token, Tree
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, error
 from contractlang.lang import ast
 from contractlang.lang.vocabulary import CompareOp
+from contractlang.syntax.describe import token_span
 
 __all__ = ["MAX_NESTING", "lower", "nesting_depth"]
 
@@ -104,14 +105,7 @@ def _too_deep(tree: LarkTree) -> LarkTree | None:
 
 def _span(node: LarkTree | Token) -> Span:
     if isinstance(node, Token):
-        return Span(
-            node.line or 1,
-            node.column or 1,
-            node.end_line or node.line or 1,
-            node.end_column or (node.column or 1) + 1,
-            node.start_pos or 0,
-            node.end_pos or 0,
-        )
+        return token_span(node)
     meta = node.meta
     if getattr(meta, "empty", True):
         return NO_SPAN

@@ -1,0 +1,234 @@
+"""The rules that read one row, or rows compared without their allocation: an event's source,
+required values, positive GPUs (T005, T011, T015); exact duplicates (T012); and checkpoint
+steps that go back (W101)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+import polars as pl
+
+from contractlang.trace import problems as pb
+from contractlang.trace.model import BAD, bad_flag
+from contractlang.trace.schema import (
+    EVENTS,
+    INVOICE_EVENTS,
+    LIFECYCLE_EVENTS,
+    ROW,
+    RUN_KEY,
+    SOURCES,
+)
+
+_ORDER = list(EVENTS)
+_EXPECTED_SOURCE = pl.Series(
+    "expected", [SOURCES.index(EVENTS[e].source) for e in _ORDER], dtype=pl.UInt32
+)
+#: The polars engine of the validation's passes (measured faster than ``in-memory`` here).
+ENGINE: Literal["streaming", "in-memory"] = "streaming"
+
+
+def bad(ev: pl.DataFrame, column: str) -> pl.Expr:
+    """Whether the row's value in ``column`` is bad (false when no value there is)."""
+    flag = bad_flag(column)
+    return pl.col(flag) if flag in ev.columns else pl.lit(False)
+
+
+def _row_rules(ev: pl.DataFrame) -> dict[str, pl.Expr]:
+    """Flags for the rules that need one row only, by name. A bad value is null here, and a
+    null where a rule needs a value flags nothing; a bad `gpus` or `amount` is not a missing
+    one."""
+    event = pl.col("event")
+    expected = pl.lit(_EXPECTED_SOURCE).gather(event.to_physical())
+    flags = {
+        "_wrong_source": pl.col("source").to_physical() != expected,
+        "_no_alloc": event.is_in(list(LIFECYCLE_EVENTS)) & pl.col("alloc_id").is_null(),
+        "_no_gpus": (event == "started") & pl.col("gpus").is_null() & ~bad(ev, "gpus"),
+        "_no_amount": (
+            event.is_in(list(INVOICE_EVENTS)) & pl.col("amount").is_null() & ~bad(ev, "amount")
+        ),
+        "_gpus": pl.col("gpus") <= 0,
+    }
+    return {name: flag.fill_null(False) for name, flag in flags.items()}
+
+
+def row_problems(ev: pl.DataFrame) -> list[pl.LazyFrame]:
+    """The problems of the row rules: one pass counts the rows each rule flags, and only the
+    rules that flag a row are filtered again for their messages (usually none)."""
+    flags = _row_rules(ev)
+    counts = ev.lazy().select(f.sum().alias(n) for n, f in flags.items()).collect(engine=ENGINE)
+    lf = ev.lazy()
+    event = pb.backticked(pl.col("event"))
+    messages: dict[str, tuple[str, pl.Expr]] = {
+        "_wrong_source": (
+            "T005",
+            pl.concat_str(
+                event,
+                pl.lit(" events come from `"),
+                pl.lit(pl.Series([EVENTS[e].source for e in _ORDER])).gather(
+                    pl.col("event").to_physical()
+                ),
+                pl.lit("`, not "),
+                pb.backticked(pl.col("source")),
+            ),
+        ),
+        "_no_alloc": ("T015", pl.concat_str(event, pl.lit(" needs an `alloc_id`"))),
+        "_no_gpus": ("T015", pl.lit("`started` needs `gpus`")),
+        "_no_amount": (
+            "T015",
+            pl.concat_str(pl.lit("invoice line "), event, pl.lit(" needs an `amount`")),
+        ),
+        "_gpus": (
+            "T011",
+            pl.concat_str(pl.lit("`gpus` must be positive, not "), pb.backticked(pl.col("gpus"))),
+        ),
+    }
+    return [
+        pb.problems(lf.filter(flags[n]), code, message)
+        for n, (code, message) in messages.items()
+        if counts.get_column(n).item()
+    ]
+
+
+# --------------------------------------------------------------------------- duplicates
+
+
+def duplicates(good: pl.LazyFrame) -> pl.LazyFrame:
+    """T012: rows equal in every column. Candidates share an integer key mixing the time, the
+    run and the event (equal rows have equal keys; a few unequal rows may collide), found by
+    one sort of the key; only candidates are compared in full, so which unequal rows collide
+    does not change the result.
+
+    The key is ordered by time first (:func:`_time_first_key`), so for a trace in time order,
+    or nearly so, as logs usually are, it is nearly sorted already and sorts in well under
+    half the time."""
+    cols = [c for c in good.collect_schema().names() if c not in (ROW, BAD, RUN_KEY)]
+    span = good.select(
+        pl.col("ts").min().alias("lo"),
+        pl.col("ts").max().alias("hi"),
+        pl.col(RUN_KEY).max().alias("runs"),
+    ).collect(engine=ENGINE)
+    key = _time_first_key(span.row(0, named=True))
+    # one stable sort (streaming: much the fastest on a key nearly in order already); the
+    # candidates are the rows whose key equals the one before or after
+    k = pl.col("_key")
+    rows = (
+        good.select(ROW, key.alias("_key"))
+        .sort("_key", maintain_order=True)
+        .filter((k == k.shift(1)) | (k == k.shift(-1)))
+        .collect(engine=ENGINE)
+        .get_column(ROW)
+    )
+    if rows.is_empty():
+        return pb.empty()
+    candidates = good.filter(pl.col(ROW).is_in(rows.implode())).collect(engine=ENGINE)
+    dups = candidates.with_columns(pl.col(ROW).min().over(cols).alias("_first")).filter(
+        pl.col(ROW) != pl.col("_first")
+    )
+    return pb.problems(
+        dups,
+        "T012",
+        pl.concat_str(
+            pl.lit("this row repeats row "), pl.col("_first").cast(pl.String), pl.lit(" exactly")
+        ),
+        help="remove the duplicate; an event is recorded once",
+    )
+
+
+def _time_first_key(span: dict[str, Any]) -> pl.Expr:
+    """The duplicate check's key: ``µs since the first event`` (shifted right just enough to
+    fit) above the run key above the event, when the trace's span and runs fit in 62 bits;
+    otherwise the time, the event and the run mixed in a key that may wrap. Equal rows have
+    equal keys either way."""
+    event_bits = (len(EVENTS) - 1).bit_length()
+    lo: datetime | None = span["lo"]
+    hi: datetime | None = span["hi"]
+    runs: int | None = span["runs"]
+    if lo is None or hi is None or runs is None:
+        mixed: pl.Expr = (
+            pl.col("ts").dt.epoch("us") * 64 + pl.col("event").to_physical().cast(pl.Int64)
+        ).xor(pl.col(RUN_KEY).cast(pl.Int64) * (1 << 40))  # wraps on overflow, which is fine
+        return mixed
+    low_bits = int(runs).bit_length() + event_bits
+    drop = max(0, ((hi - lo) // timedelta(microseconds=1)).bit_length() + low_bits - 62)
+    since = (pl.col("ts") - pl.lit(lo)).dt.total_microseconds() // (1 << drop)
+    low = pl.col(RUN_KEY).cast(pl.Int64) * (1 << event_bits)
+    return since * (1 << low_bits) + low + pl.col("event").to_physical().cast(pl.Int64)
+
+
+# --------------------------------------------------------------------------- warnings
+
+
+def rollbacks(events: pl.LazyFrame, bad_valid: pl.Expr, time_ordered: bool) -> pl.LazyFrame:
+    """W101: a valid checkpoint whose step is below an earlier valid one of the run.
+
+    Checkpoints are taken in time order (ties in file order). A checkpoint whose `valid`,
+    `step`, `ts` or `run_id` is bad (or missing) is left out: it cannot be placed or compared.
+    ``time_ordered`` says the rows are in time order already, as logs usually are."""
+    ck = events.filter(
+        (pl.col("event") == "checkpoint")
+        & pl.col("valid").fill_null(True)
+        & ~bad_valid
+        & pl.col("step").is_not_null()
+        & pl.col("ts").is_not_null()
+        & pl.col(RUN_KEY).is_not_null()
+    ).select(ROW, RUN_KEY, "ts", "step")
+    ck = _with_earlier_max(ck, time_ordered).filter(pl.col("step") < pl.col("_max"))
+    return pb.problems(
+        ck,
+        "W101",
+        pl.concat_str(
+            pl.lit("checkpoint step "),
+            pl.col("step").cast(pl.String),
+            pl.lit(" is below an earlier valid checkpoint's step "),
+            pl.col("_max").cast(pl.String),
+        ),
+        help="a deliberate rollback is fine; `last_checkpoint` is still the latest valid one",
+    )
+
+
+def _with_earlier_max(ck: pl.LazyFrame, time_ordered: bool) -> pl.LazyFrame:
+    """``ck`` (checkpoints, in file order) with ``_max``: the largest step of the run's
+    checkpoints before each in time order, ties in file order (null for a run's first).
+
+    Said plainly: a stable sort by time, then ``cum_max().shift(1).over(run_key)``. The same,
+    faster: one stable sort that puts each run's checkpoints together in that order (by run
+    alone when the rows are in time order already, else by ``run_key × 2^b + µs``), then one
+    running maximum over the whole frame of ``run_key × 2^bits + (step − lowest step)``, which
+    in a run's rows can only come from a step of that run, since earlier runs pack below it.
+    Rows come out in run order. When the numbers do not fit in 62 bits, the plain way."""
+    bounds = ck.select(
+        pl.col("step").min().alias("lo"),
+        pl.col("step").max().alias("hi"),
+        pl.col(RUN_KEY).max().alias("runs"),
+        pl.col("ts").min().alias("first"),
+        pl.col("ts").max().alias("last"),
+    ).collect(engine=ENGINE)
+    lo, hi, runs, first, last = bounds.row(0)
+    in_time = ck if time_ordered else ck.sort("ts", maintain_order=True)
+    plain = in_time.with_columns(pl.col("step").cum_max().shift(1).over(RUN_KEY).alias("_max"))
+    if lo is None or hi is None or runs is None or first is None or last is None:
+        return plain
+    run_bits = int(runs).bit_length()
+    step_bits = max(1, (int(hi) - int(lo)).bit_length())
+    time_bits = max(1, ((last - first) // timedelta(microseconds=1)).bit_length())
+    if run_bits + step_bits > 62 or (not time_ordered and run_bits + time_bits > 62):
+        return plain
+    if time_ordered:
+        by_run = ck.sort(RUN_KEY, maintain_order=True)
+    else:
+        since = (pl.col("ts") - pl.lit(first)).dt.total_microseconds()
+        by_run = ck.sort(
+            pl.col(RUN_KEY).cast(pl.Int64) * (1 << time_bits) + since, maintain_order=True
+        )
+    base = pl.col(RUN_KEY).cast(pl.Int64) * (1 << step_bits)
+    packed = base + (pl.col("step") - int(lo))
+    same_run = pl.col(RUN_KEY) == pl.col(RUN_KEY).shift(1)
+    earlier = pl.when(same_run).then(packed.cum_max().shift(1) - base + int(lo))
+    return by_run.with_columns(earlier.alias("_max"))
+
+
+def time_ordered(ev: pl.DataFrame) -> bool:
+    """Whether the rows are in time order (nulls, from bad rows, are left out)."""
+    ts = ev.get_column("ts")
+    return bool(ts.is_sorted() or ts.drop_nulls().is_sorted())
