@@ -15,26 +15,12 @@ import os
 from pathlib import Path
 
 import pytest
-import typer
-from typer.testing import CliRunner, Result
-
-from contractlang.cli import check as check_cli
+from support.cli import run
+from typer.testing import Result
 
 BROKEN = Path(__file__).resolve().parent / "broken"
 CORPUS = sorted(BROKEN.glob("*.spot"))
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
-
-
-def _app() -> typer.Typer:
-    # only the `check` command, so these tests do not depend on the other commands' modules
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-
-    @app.callback()
-    def _root() -> None:
-        """contractlang (check only)"""
-
-    check_cli.register(app)
-    return app
 
 
 @pytest.fixture
@@ -44,7 +30,7 @@ def in_broken(monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def run_check(*args: str) -> Result:
-    return CliRunner().invoke(_app(), ["check", *args])
+    return run("check", *args)
 
 
 def test_corpus_is_large_enough() -> None:
@@ -156,9 +142,3 @@ def test_files_are_checked_together(tmp_path: Path) -> None:
     result = run_check(str(tmp_path / "a.spot"), str(tmp_path / "b.spot"))
     assert result.exit_code == 2
     assert "error[E103]: contract `same` is defined more than once" in result.stderr
-
-
-def test_check_is_a_command_of_the_real_app() -> None:
-    from contractlang.cli.app import COMMANDS
-
-    assert "check" in COMMANDS

@@ -9,14 +9,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from scenario import checkpoint, released, started, trace_frame
-from typer.testing import CliRunner
+from support.cli import run as run_cli
+from support.scenario import checkpoint, released, started, trace_frame
 
-from contractlang.cli.app import app
 from contractlang.codes import CODES
 
 ROOT = Path(__file__).resolve().parents[1]
-runner = CliRunner()
 
 CONTRACT = """\
 contract "c" {
@@ -42,7 +40,7 @@ def files(tmp_path: Path) -> Path:
 
 
 def run(*args: str | Path) -> tuple[int, str]:
-    result = runner.invoke(app, [str(a) for a in args])
+    result = run_cli(*args)
     return result.exit_code, result.output
 
 

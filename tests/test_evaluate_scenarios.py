@@ -23,7 +23,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from scenario import (
+from support.scenario import (
     accepted,
     alloc_row,
     assert_ledger_sums_to_net,

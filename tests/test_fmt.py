@@ -3,7 +3,6 @@ meaning, and `contractlang fmt`'s exit codes."""
 
 from __future__ import annotations
 
-import ast as pyast
 from decimal import Decimal
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from contractlang.cli.fmt import register
+from contractlang.cli.app import app as cli_app
 from contractlang.fmt import WIDTH, format_expr, format_file
 from contractlang.lang import ast
 from contractlang.pipeline import language
@@ -317,32 +316,12 @@ def test_refuses_when_the_output_does_not_parse(monkeypatch: pytest.MonkeyPatch)
 
 @pytest.fixture
 def app() -> typer.Typer:
-    """An app with only `fmt`, so these tests do not depend on other commands."""
-    app = typer.Typer()
-    register(app)
-
-    @app.callback()
-    def main() -> None:
-        """contractlang (fmt only)."""
-
-    return app
+    """The real command line."""
+    return cli_app
 
 
 UNFORMATTED = 'contract "c" {currency USD}'
 FORMATTED = 'contract "c" {\n  currency USD\n}\n'
-
-
-def test_fmt_is_a_registered_command() -> None:
-    # read, not imported: importing the app imports every command
-    tree = pyast.parse((ROOT / "contractlang" / "cli" / "app.py").read_text(encoding="utf-8"))
-    (commands,) = [
-        node.value
-        for node in tree.body
-        if isinstance(node, pyast.AnnAssign)
-        and isinstance(node.target, pyast.Name)
-        and node.target.id == "COMMANDS"
-    ]
-    assert "fmt" in pyast.literal_eval(commands)
 
 
 def test_check_exits_0_when_formatted(app: typer.Typer, tmp_path: Path) -> None:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import ast as pyast
 import json
 from pathlib import Path
 
 import polars as pl
 import pytest
-import typer
-from typer.testing import CliRunner, Result
+from support.cli import no_traceback
+from support.cli import run as run_cli
+from typer.testing import Result
 
 from contractlang.cli import trace as trace_cli
 from contractlang.lang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
@@ -25,43 +25,14 @@ VALID = [
 ]
 
 
-def app() -> typer.Typer:
-    # only the `trace` commands, so these tests do not depend on other command modules
-    root = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-
-    @root.callback()
-    def _root() -> None:
-        """contractlang (trace only)"""
-
-    trace_cli.register(root)
-    return root
-
-
 def run(*args: str) -> Result:
-    return CliRunner().invoke(app(), ["trace", *args])
+    return run_cli("trace", *args)
 
 
 def csv(tmp_path: Path, rows: list[str], name: str = "t.csv") -> Path:
     path = tmp_path / name
     path.write_text("\n".join([HEADER, *rows]) + "\n", encoding="utf-8")
     return path
-
-
-def no_traceback(result: Result) -> None:
-    assert "Traceback" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-
-
-def test_trace_is_a_registered_command() -> None:
-    tree = pyast.parse((ROOT / "contractlang" / "cli" / "app.py").read_text(encoding="utf-8"))
-    (commands,) = [
-        node.value
-        for node in tree.body
-        if isinstance(node, pyast.AnnAssign)
-        and isinstance(node.target, pyast.Name)
-        and node.target.id == "COMMANDS"
-    ]
-    assert "trace" in pyast.literal_eval(commands)
 
 
 def test_validate_a_valid_trace_exits_0_with_a_summary(tmp_path: Path) -> None:

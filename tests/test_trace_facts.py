@@ -6,20 +6,19 @@ duration, so 8 GPUs × 85 minutes is ``timedelta(minutes=680)``.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import polars as pl
 import pytest
+from support import events
+from support.events import TRACE_SCHEMA, at
+from support.events import event as ev
+from support.events import started as start
 
 from contractlang.lang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
 from contractlang.trace import asof, derive_facts, generate_trace, load_trace
-from contractlang.trace.generate import GENERATED_SCHEMA
-from contractlang.trace.schema import EVENTS
-
-T0 = datetime(2025, 1, 1, tzinfo=UTC)
-SCHEMA = GENERATED_SCHEMA  # the columns of a trace, as the generator writes them
 
 
 @pytest.fixture(autouse=True, params=["packed keys", "by-run joins"])
@@ -30,32 +29,12 @@ def asof_strategy(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     return str(request.param)
 
 
-def at(minutes: float) -> datetime:
-    return T0 + timedelta(minutes=minutes)
-
-
 def mins(m: float) -> timedelta:
     return timedelta(minutes=m)
 
 
-def ev(run: str, alloc: str | None, minute: float, event: str, **kw: Any) -> dict[str, Any]:
-    return {
-        "run_id": run,
-        "alloc_id": alloc,
-        "ts": at(minute),
-        "source": EVENTS[event].source,
-        "event": event,
-        **kw,
-    }
-
-
-def start(run: str, alloc: str, minute: float, gpus: int = 8, **kw: Any) -> dict[str, Any]:
-    base = {"sku": "H100-80G", "zone": "us-east-1a", "capacity": "spot"}
-    return ev(run, alloc, minute, "started", gpus=gpus, **(base | kw))
-
-
 def frame(rows: list[dict[str, Any]], extra: dict[str, pl.DataType] | None = None) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=SCHEMA | (extra or {}))
+    return events.frame(rows, TRACE_SCHEMA | (extra or {}))
 
 
 def facts(

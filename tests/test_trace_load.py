@@ -4,6 +4,7 @@ and the summary that accounts for every row."""
 from __future__ import annotations
 
 import json
+import random
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from contractlang.errors import ContractlangError
 from contractlang.trace import derive_facts, generate_trace, load_trace, write_trace
+from contractlang.trace.read import _invalid_utf8_at
 
 HEADER = (
     "run_id,alloc_id,ts,source,event,gpus,capacity,price,step,valid,amount,pool,retries,ok,discount"
@@ -218,8 +220,6 @@ def test_t017_invalid_utf8_in_the_header(tmp_path: Path) -> None:
 
 
 def test_invalid_utf8_is_found_across_chunks(tmp_path: Path) -> None:
-    from contractlang.trace.read import _invalid_utf8_at
-
     path = tmp_path / "t.csv"
     # `é` (2 bytes) straddles the 1 MiB chunk boundary: valid; then a newline and a bad byte
     mib = 1 << 20
@@ -244,8 +244,6 @@ def test_invalid_utf8_is_found_across_chunks(tmp_path: Path) -> None:
 def test_t017_binary_content_is_one_clear_error(
     tmp_path: Path, name: str, content: str, message: str
 ) -> None:
-    import random
-
     path = tmp_path / name
     if content == "random":
         path.write_bytes(random.Random(7).randbytes(5000))

@@ -6,55 +6,34 @@ and renders as ``file: row N: error[CODE]: message``.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from support import events
+from support.events import T0, schema, started
+from support.events import event as ev
 
+from contractlang.codes import CODES
 from contractlang.diagnostics import Diagnostic
 from contractlang.errors import ContractlangError
 from contractlang.trace import load_trace
 from contractlang.trace.model import Trace
-from contractlang.trace.schema import EVENTS
 from contractlang.trace.validate import TraceInvalid
 
-T0 = datetime(2025, 1, 1, tzinfo=UTC)
-SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String(),
-    "alloc_id": pl.String(),
-    "ts": pl.Datetime("us", "UTC"),
-    "source": pl.String(),
-    "event": pl.String(),
-    "gpus": pl.Int64(),
-    "capacity": pl.String(),
-    "price": pl.Decimal(10, 2),
-    "step": pl.Int64(),
-    "valid": pl.Boolean(),
-    "quantity": pl.Decimal(18, 6),
-    "amount": pl.Decimal(18, 2),
-}
-
-
-def ev(run: str | None, alloc: str | None, minute: float, event: str, **kw: Any) -> dict[str, Any]:
-    return {
-        "run_id": run,
-        "alloc_id": alloc,
-        "ts": T0 + timedelta(minutes=minute),
-        "source": EVENTS[event].source if event in EVENTS else "job",
-        "event": event,
-        **kw,
-    }
+#: The trace's columns without the optional `sku` and `zone` (the package's types).
+SCHEMA = schema(without=("sku", "zone"))
 
 
 def start(run: str, alloc: str, minute: float, gpus: int = 8) -> dict[str, Any]:
-    return ev(run, alloc, minute, "started", gpus=gpus, capacity="spot")
+    return started(run, alloc, minute, gpus)
 
 
 def frame(rows: list[dict[str, Any]], schema: dict[str, pl.DataType] | None = None) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=schema or SCHEMA)
+    return events.frame(rows, schema or SCHEMA)
 
 
 def valid_rows() -> list[dict[str, Any]]:
@@ -600,8 +579,6 @@ def test_w102_float_money_is_read_by_its_shortest_text() -> None:
 
 
 def test_every_trace_code_is_documented() -> None:
-    from contractlang.codes import CODES
-
     doc = (Path(__file__).resolve().parents[1] / "docs" / "trace.md").read_text(encoding="utf-8")
     trace_codes = [c for c in CODES if c.startswith(("T", "W1"))]
     assert trace_codes
