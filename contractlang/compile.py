@@ -30,6 +30,7 @@ import polars as pl
 from contractlang.errors import InternalError
 from contractlang.lang import ast, exact
 from contractlang.lang.facts import FACTS, PROMISES, TRACE_PREFIX
+from contractlang.lang.numbers import MICROS_PER_SECOND
 from contractlang.lang.types import UNITS
 from contractlang.lang.vocabulary import COMPARE, FLIP
 
@@ -40,7 +41,7 @@ MONEY_SCALE = 20
 DIV_SCALE = 20
 #: Scales above this are rounded back in products, to stay inside 38 digits.
 MAX_SCALE = 24
-MICROS = Fraction(1, 1_000_000)
+MICROS = Fraction(1, MICROS_PER_SECOND)
 
 ValKind = Literal["num", "bool", "str", "null"]
 

@@ -19,11 +19,12 @@ from contractlang.check.settings import check_settings
 from contractlang.lang import ast as A
 from contractlang.lang.exact import constant_value, is_constant
 from contractlang.lang.facts import Stage
+from contractlang.lang.numbers import MICROS_PER_SECOND
 from contractlang.lang.show import show
 from contractlang.lang.types import GPU_TIME, MONEY, TIME
 from contractlang.lang.vocabulary import CAP_LEVELS
 
-_MICROSECOND = Fraction(1, 1_000_000)
+_MICROSECOND = Fraction(1, MICROS_PER_SECOND)
 
 
 class ClauseChecker:

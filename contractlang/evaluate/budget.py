@@ -20,6 +20,7 @@ from contractlang.compile import Env, compile_expr
 from contractlang.errors import InternalError
 from contractlang.evaluate.results import BudgetResult, DisplayUnit, RequirementResult, Verdict
 from contractlang.lang import ast, exact
+from contractlang.lang.numbers import MICROS_PER_SECOND, micros
 from contractlang.lang.show import source_text
 from contractlang.lang.types import UNITS, is_currency_code
 from contractlang.lang.vocabulary import COMPARE, COUNTING_AGGREGATES, FLIP, percentile
@@ -189,7 +190,7 @@ def _cell(v: object) -> RowValue:
     if v is None or isinstance(v, (bool, str)):
         return v
     if isinstance(v, timedelta):
-        return Fraction((v.days * 86_400 + v.seconds) * 1_000_000 + v.microseconds, 1_000_000)
+        return Fraction(micros(v), MICROS_PER_SECOND)
     if isinstance(v, (int, Decimal)):
         return Fraction(v)
     raise InternalError(f"a run fact holds a {type(v).__name__} a budget cannot read")

@@ -17,6 +17,7 @@ import polars as pl
 from contractlang.compile import Val, apply_factor, dec
 from contractlang.evaluate.plan import AllocationPlan, CapCut
 from contractlang.evaluate.settings import Settings
+from contractlang.lang.numbers import HOUR_PLACES, MICROS_PER_HOUR
 
 
 class Billed(Protocol):
@@ -51,12 +52,12 @@ LEDGER_COLUMNS = [
     "amount",
 ]
 KIND_ORDER = {"charge": 0, "exclusion": 1, "credit": 2, "cap": 3}
-GPU_HOUR_US = Fraction(1, 3_600_000_000)
+GPU_HOUR_US = Fraction(1, MICROS_PER_HOUR)
 
 
-def hours(gpu_us: pl.Expr, scale: int = 6) -> pl.Expr:
+def hours(gpu_us: pl.Expr, scale: int = HOUR_PLACES) -> pl.Expr:
     """Microseconds as hours (so GPU-microseconds as GPU-hours), rounded half away from zero
-    to ``scale`` places.
+    to ``scale`` places: :func:`contractlang.lang.numbers.gpu_hours` for a column.
 
     Polars rounds a decimal division or cast half to even, so the quotient is kept to
     ``scale + 6`` places first and then rounded half away from zero. The first rounding cannot

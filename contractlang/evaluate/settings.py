@@ -16,9 +16,9 @@ import polars as pl
 from contractlang.errors import InternalError
 from contractlang.lang import ast
 from contractlang.lang.exact import constant_value
+from contractlang.lang.numbers import MICROS_PER_SECOND
 from contractlang.lang.vocabulary import RoundingMode
 
-MICROS_PER_SECOND = 1_000_000
 T = TypeVar("T", int, pl.Expr)
 
 

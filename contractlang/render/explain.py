@@ -13,10 +13,11 @@ import polars as pl
 
 from contractlang.evaluate.caps import RUN_GROSS_RULE
 from contractlang.evaluate.results import ContractResult
+from contractlang.evaluate.settings import round_up
 from contractlang.lang import ast
+from contractlang.lang.numbers import micros, round_fraction
 from contractlang.render.numbers import (
     duration_human,
-    fraction_to_decimal,
     gpu_hours_str,
     money,
 )
@@ -40,7 +41,7 @@ def _us(v: timedelta | None) -> int | None:
     """A timedelta as exact microseconds."""
     if v is None:
         return None
-    return v.days * 86_400_000_000 + v.seconds * 1_000_000 + v.microseconds
+    return micros(v)
 
 
 def explain_run(r: ContractResult, run_id: str, alloc_id: str | None = None) -> str:
@@ -142,7 +143,7 @@ def _allocation(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
             )
     remaining = a["remaining_us"]
     inc, minimum = s.increment_us, s.minimum_us
-    rounded = -(-remaining // inc) * inc
+    rounded = round_up(remaining, inc)
     parts = [f"runtime {duration_human(a['runtime_us'])}"]
     if removed_total:
         parts.append(f"− {duration_human(removed_total)} excluded = {duration_human(remaining)}")
@@ -161,9 +162,9 @@ def _allocation(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
         exact = Fraction(Decimal(a["charge"]))
         lines.append(
             f"  charge by `{t.label}` (line {t.line}): "
-            f"{fraction_to_decimal(price, 6).normalize():f} {s.currency} per GPU-hour"
+            f"{round_fraction(price, 6).normalize():f} {s.currency} per GPU-hour"
             f" × {a['gpus']} GPUs × "
-            f"{duration_human(a['billable_us'])} = {fraction_to_decimal(exact, 6):f} → "
+            f"{duration_human(a['billable_us'])} = {round_fraction(exact, 6):f} → "
             f"{m(a['charge_minor'])}"
         )
     lines.extend(_credits(r, a, m))
@@ -182,7 +183,7 @@ def _credits(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
         result = ", below zero: counted as 0" if exact < 0 else f" → {m(-(a[t.column] or 0))}"
         lines.append(
             f'  credit "{t.label}" (line {t.line}) because {cond}: {amount} = '
-            f"{fraction_to_decimal(exact, 6):f}{result}"
+            f"{round_fraction(exact, 6):f}{result}"
         )
     for t in r.plan.caps:
         cut = a[t.column]

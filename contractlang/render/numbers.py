@@ -6,35 +6,11 @@ returns strings; nothing passes through float.
 
 from __future__ import annotations
 
-import math
-from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from fractions import Fraction
 
 from contractlang.evaluate.results import DisplayUnit
-
-US_PER_HOUR = 3_600_000_000
-
-
-def fraction_to_decimal(value: Fraction, places: int, mode: str = ROUND_HALF_EVEN) -> Decimal:
-    """``value`` rounded to ``places`` decimal places, exactly (``ROUND_HALF_UP`` is half away
-    from zero, as in Python's ``decimal``).
-
-    >>> fraction_to_decimal(Fraction(2, 3), 4)
-    Decimal('0.6667')
-    >>> fraction_to_decimal(Fraction(-5, 2), 0, ROUND_HALF_UP)
-    Decimal('-3')
-    """
-    q = Fraction(value) * 10**places
-    whole = math.floor(q)
-    rest = q - whole
-    if rest > Fraction(1, 2):
-        whole += 1
-    elif rest == Fraction(1, 2):
-        if mode == ROUND_HALF_UP:
-            whole += 1 if q > 0 else 0
-        elif whole % 2 == 1:
-            whole += 1
-    return Decimal(whole).scaleb(-places)
+from contractlang.lang.numbers import MICROS_PER_HOUR, MICROS_PER_SECOND, gpu_hours, round_fraction
 
 
 def minor_to_str(minor: int, precision: int) -> str:
@@ -52,11 +28,11 @@ def money(minor: int, precision: int, currency: str | None = None, sign: bool = 
 def gpu_hours_str(gpu_us: int, places: int = 6) -> str:
     """GPU-microseconds as GPU-hours (``places`` decimals, half away from zero, as in the
     ledger and the per-run table)."""
-    return str(fraction_to_decimal(Fraction(gpu_us, US_PER_HOUR), places, ROUND_HALF_UP))
+    return str(gpu_hours(gpu_us, places))
 
 
 def gpu_hours_human(gpu_us: int) -> str:
-    return f"{fraction_to_decimal(Fraction(gpu_us, US_PER_HOUR), 2):,}"
+    return f"{round_fraction(Fraction(gpu_us, MICROS_PER_HOUR), 2):,}"
 
 
 def duration_human(us: int | None) -> str:
@@ -65,7 +41,7 @@ def duration_human(us: int | None) -> str:
         return "none"
     sign = "-" if us < 0 else ""
     us = abs(us)
-    secs, micros = divmod(us, 1_000_000)
+    secs, micros = divmod(us, MICROS_PER_SECOND)
     days, secs = divmod(secs, 86400)
     h, secs = divmod(secs, 3600)
     m, s = divmod(secs, 60)
@@ -94,7 +70,7 @@ def measure(value: Fraction | None, unit: DisplayUnit, precision: int = 2) -> st
         return None
     shown = value / unit.factor
     places = precision if unit.kind == "money" else 4
-    return str(fraction_to_decimal(shown, places))
+    return str(round_fraction(shown, places))
 
 
 def measure_human(value: Fraction | None, unit: DisplayUnit, precision: int = 2) -> str:

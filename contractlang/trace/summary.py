@@ -5,25 +5,11 @@ prints :meth:`TraceSummary.model_dump` in JSON mode (stable keys, no paths or cl
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
-
 import polars as pl
 
+from contractlang.lang.numbers import gpu_hours
 from contractlang.trace.model import Trace
 from contractlang.trace.schema import FactTotals, TraceSummary
-
-MICROS_PER_HOUR = 3_600_000_000
-#: GPU-hours in the summary are rounded half up to this many places.
-HOURS_PLACES = Decimal("0.000001")
-
-
-def gpu_hours(micros: int) -> Decimal:
-    """GPU-microseconds as GPU-hours, rounded half up to 6 places.
-
-    >>> gpu_hours(5_400_000_000)
-    Decimal('1.500000')
-    """
-    return (Decimal(micros) / MICROS_PER_HOUR).quantize(HOURS_PLACES, rounding=ROUND_HALF_UP)
 
 
 def summarize(trace: Trace, runs: pl.DataFrame | None = None) -> TraceSummary:

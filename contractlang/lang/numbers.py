@@ -1,0 +1,61 @@
+"""Exact numbers, as every pass reads and rounds them: microseconds, GPU-hours, and rounding a
+``Fraction`` to decimal places. Nothing here passes through float.
+
+Time is kept in integer microseconds; GPU-time in GPU-microseconds. A GPU-hour figure (in the
+ledger, the per-run table, JSON, summaries) is GPU-µs ÷ 3.6 × 10⁹ rounded half away from zero
+to :data:`HOUR_PLACES` places — here for one value, and in
+:func:`contractlang.evaluate.ledger.hours` for a column (a test checks the two agree)::
+
+    >>> gpu_hours(5_400_000_000)
+    Decimal('1.500000')
+    >>> round_fraction(Fraction(-5, 2), 0, half_even=False)
+    Decimal('-3')
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from decimal import Decimal
+from fractions import Fraction
+
+MICROS_PER_SECOND = 1_000_000
+MICROS_PER_HOUR = 3600 * MICROS_PER_SECOND
+#: Decimal places of hours and GPU-hours in every output.
+HOUR_PLACES = 6
+
+
+def round_fraction(value: Fraction, places: int, *, half_even: bool = True) -> Decimal:
+    """``value`` rounded to ``places`` decimal places, exactly: half to even, or half away from
+    zero (``half_even=False``).
+
+    >>> round_fraction(Fraction(2, 3), 4)
+    Decimal('0.6667')
+    >>> round_fraction(Fraction(1, 8), 2), round_fraction(Fraction(1, 8), 2, half_even=False)
+    (Decimal('0.12'), Decimal('0.13'))
+    """
+    q = Fraction(value) * 10**places
+    whole = math.floor(q)
+    rest = q - whole
+    if rest > Fraction(1, 2):
+        whole += 1
+    elif rest == Fraction(1, 2):
+        if not half_even:
+            whole += 1 if q > 0 else 0
+        elif whole % 2 == 1:
+            whole += 1
+    return Decimal(f"{whole}e-{places}")  # exact: the text constructor does not round
+
+
+def gpu_hours(gpu_us: int, places: int = HOUR_PLACES) -> Decimal:
+    """GPU-microseconds (or microseconds) as GPU-hours (hours), rounded half away from zero."""
+    return round_fraction(Fraction(gpu_us, MICROS_PER_HOUR), places, half_even=False)
+
+
+def micros(value: timedelta) -> int:
+    """A duration as exact microseconds.
+
+    >>> micros(timedelta(days=1, seconds=1, microseconds=5))
+    86401000005
+    """
+    return (value.days * 86_400 + value.seconds) * MICROS_PER_SECOND + value.microseconds
