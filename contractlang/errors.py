@@ -9,10 +9,10 @@ from contractlang.diagnostics import Diagnostic, Source
 
 
 class ExitCode(IntEnum):
-    """Documented exit codes of every command (README, docs/cli.md)."""
+    """The exit codes of every command, documented in the README and ``docs/cli.md``."""
 
     OK = 0  # success; all budgets met (or none given); files formatted
-    NOT_MET = 1  # a budget not met; `fmt --check`: unformatted; `test`: a fixture differs
+    NOT_MET = 1  # a budget not met; `fmt --check`: a file not formatted
     BAD_INPUT = 2  # bad input: language, trace, flags
     INTERNAL = 3  # an internal error (a bug): please report it
 

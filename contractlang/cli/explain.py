@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import polars as pl
 import typer
 
 from contractlang.cli.common import exit_with, guarded, out
@@ -15,10 +14,9 @@ from contractlang.cli.inputs import (
     split_terms_and_trace,
     usage_error,
 )
-from contractlang.diagnostics import did_you_mean
 from contractlang.errors import ExitCode
 from contractlang.pipeline.evaluation import evaluate
-from contractlang.render.explain import explain_run
+from contractlang.render.explain import ExplainError, explain_runs
 
 
 def register(app: typer.Typer) -> None:
@@ -43,23 +41,9 @@ def register(app: typer.Typer) -> None:
             result = evaluate(
                 terms, trace, open_at=parse_open_at(open_at), progress=step, contracts=contract
             )
-        if not result.contracts:
-            raise usage_error("no contract to explain", help="check the `--contract` names")
-        first = result.contracts[0]
-        known = first.runs["run_id"]
-        if run not in set(known.to_list()):
-            guess = did_you_mean(run, known.to_list())
-            raise usage_error(
-                f"run `{run}` is not in the trace",
-                help=f"did you mean `{guess}`?" if guess else None,
-            )
-        if alloc is not None:
-            allocs = first.allocations.filter(pl.col("run_id") == run)["alloc_id"].to_list()
-            if alloc not in allocs:
-                raise usage_error(
-                    f"run `{run}` has no allocation `{alloc}`",
-                    help="its allocations: " + ", ".join(f"`{a}`" for a in allocs),
-                )
-        texts = [explain_run(c, run, alloc) for c in result.contracts]
-        out.print("\n".join(texts), markup=False, end="")
+        try:
+            text = explain_runs(result, run, alloc)
+        except ExplainError as exc:
+            raise usage_error(exc.message, help=exc.help) from None
+        out.print(text, markup=False, end="")
         exit_with(ExitCode.OK)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +34,19 @@ from contractlang.errors import ExitCode
 from contractlang.pipeline.language import FormatResult, format_source
 
 STDIN = "-"
+
+
+class Outcome(Enum):
+    """What formatting one file came to, and the exit code it asks for (with ``--check`` and
+    without): the highest over all files wins."""
+
+    FORMATTED = (ExitCode.OK, ExitCode.OK)  # already in canonical layout
+    CHANGED = (ExitCode.NOT_MET, ExitCode.OK)  # not formatted: reported, or rewritten
+    BAD = (ExitCode.BAD_INPUT, ExitCode.BAD_INPUT)  # unreadable, not UTF-8, does not parse
+    REFUSED = (ExitCode.INTERNAL, ExitCode.INTERNAL)  # E012: a bug in the formatter
+
+    def exit_code(self, *, check: bool) -> ExitCode:
+        return self.value[0] if check else self.value[1]
 
 
 def register(app: typer.Typer) -> None:
@@ -58,16 +72,14 @@ def fmt_command(
     if STDIN in files and len(files) > 1:
         err.print("`-` (stdin) cannot be combined with other files", markup=False)
         exit_with(ExitCode.BAD_INPUT)
-    statuses = [_format_one(path, check=check) for path in _expand(files)]
-    changed = statuses.count(ExitCode.NOT_MET)
-    unchanged = statuses.count(ExitCode.OK)
+    outcomes = [_format_one(path, check=check) for path in _expand(files)]
+    changed = outcomes.count(Outcome.CHANGED)
+    unchanged = outcomes.count(Outcome.FORMATTED)
     err.print(
-        _summary(changed, unchanged, len(statuses) - changed - unchanged, check=check),
+        _summary(changed, unchanged, len(outcomes) - changed - unchanged, check=check),
         markup=False,
     )
-    worst = max(statuses, default=ExitCode.OK)
-    if worst is ExitCode.NOT_MET and not check:
-        worst = ExitCode.OK  # the files were rewritten: done
+    worst = max((o.exit_code(check=check) for o in outcomes), default=ExitCode.OK)
     if worst is not ExitCode.OK:
         exit_with(worst)
 
@@ -83,9 +95,8 @@ def _expand(files: list[str]) -> list[str]:
     return paths
 
 
-def _format_one(path: str, *, check: bool) -> ExitCode:
-    """Format one file. Returns OK (already formatted), NOT_MET (not formatted: rewritten,
-    or reported with ``--check``), BAD_INPUT or INTERNAL."""
+def _format_one(path: str, *, check: bool) -> Outcome:
+    """Format one file (rewrite it, or with ``check`` only report it)."""
     name = "<stdin>" if path == STDIN else path
     try:
         data = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
@@ -93,32 +104,30 @@ def _format_one(path: str, *, check: bool) -> ExitCode:
         reason = (exc.strerror or str(exc)).lower()
         diag = error("E013", f"cannot read `{name}`: {reason}", NO_SPAN, file=name)
         print_diagnostics([diag], {})
-        return ExitCode.BAD_INPUT
+        return Outcome.BAD
     result = format_source(data, name)
     if result.text is None:
         text = data.decode("utf-8", errors="replace")
         print_diagnostics(result.diagnostics, {name: Source(name, text)})
-        return _failure_code(result)
+        return _failure(result)
     if path == STDIN:
         if not check:
             sys.stdout.write(result.text)
         elif result.changed:
             out.print(f"would reformat {name}", markup=False)
-        return ExitCode.NOT_MET if result.changed else ExitCode.OK
+        return Outcome.CHANGED if result.changed else Outcome.FORMATTED
     if not result.changed:
-        return ExitCode.OK
+        return Outcome.FORMATTED
     if check:
         out.print(f"would reformat {name}", markup=False)
     else:
         _write(Path(path), result.text)
         out.print(f"reformatted {name}", markup=False)
-    return ExitCode.NOT_MET
+    return Outcome.CHANGED
 
 
-def _failure_code(result: FormatResult) -> ExitCode:
-    if any(d.code == "E012" for d in result.diagnostics):
-        return ExitCode.INTERNAL
-    return ExitCode.BAD_INPUT
+def _failure(result: FormatResult) -> Outcome:
+    return Outcome.REFUSED if any(d.code == "E012" for d in result.diagnostics) else Outcome.BAD
 
 
 def _write(path: Path, text: str) -> None:

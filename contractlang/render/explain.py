@@ -11,11 +11,13 @@ from typing import Any
 
 import polars as pl
 
+from contractlang.diagnostics import did_you_mean
 from contractlang.evaluate.caps import RUN_GROSS_RULE
-from contractlang.evaluate.results import ContractResult
+from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.evaluate.settings import round_up
 from contractlang.lang import ast
 from contractlang.lang.numbers import micros, round_fraction
+from contractlang.lang.show import source_text
 from contractlang.render.numbers import (
     duration_human,
     gpu_hours_str,
@@ -24,13 +26,16 @@ from contractlang.render.numbers import (
 
 
 class ExplainError(LookupError):
-    """The run or allocation asked for is not in the trace."""
+    """The run or allocation asked for is not in the trace; ``help`` suggests what is."""
+
+    def __init__(self, message: str, help: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.help = help
 
 
 def _src(node: ast.Expr | ast.Clause | None, text: str | None) -> str:
-    if node is None or not text or node.span.end_pos <= node.span.start_pos:
-        return ""
-    return " ".join(text[node.span.start_pos : node.span.end_pos].split())
+    return "" if node is None else source_text(node.span, text) or ""
 
 
 def _ts(v: datetime | None) -> str:
@@ -44,16 +49,33 @@ def _us(v: timedelta | None) -> int | None:
     return micros(v)
 
 
+def explain_runs(result: Evaluation, run_id: str, alloc_id: str | None = None) -> str:
+    """The bill of one run (or one of its allocations) under every contract evaluated."""
+    return "\n".join(explain_run(c, run_id, alloc_id) for c in result.contracts)
+
+
 def explain_run(r: ContractResult, run_id: str, alloc_id: str | None = None) -> str:
-    """The bill of one run (or one of its allocations) under one contract, as text."""
+    """The bill of one run (or one of its allocations) under one contract, as text.
+
+    Raises :class:`ExplainError` when the trace has no such run, or the run no such
+    allocation, with a suggestion of what it has."""
     allocs = r.allocations.filter(pl.col("run_id") == run_id).sort("attempt", "alloc_id")
     runs = r.runs.filter(pl.col("run_id") == run_id)
     if runs.height == 0:
-        raise ExplainError(f"run `{run_id}` is not in the trace")
+        known = r.runs["run_id"].to_list()
+        guess = did_you_mean(run_id, known)
+        raise ExplainError(
+            f"run `{run_id}` is not in the trace",
+            help=f"did you mean `{guess}`?" if guess else None,
+        )
     if alloc_id is not None:
+        names = allocs["alloc_id"].to_list()
         allocs = allocs.filter(pl.col("alloc_id") == alloc_id)
         if allocs.height == 0:
-            raise ExplainError(f"run `{run_id}` has no allocation `{alloc_id}`")
+            raise ExplainError(
+                f"run `{run_id}` has no allocation `{alloc_id}`",
+                help="its allocations: " + ", ".join(f"`{a}`" for a in names),
+            )
     run = runs.row(0, named=True)
     s = r.settings
     cur = s.currency
