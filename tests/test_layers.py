@@ -166,3 +166,21 @@ def test_hidden_imports_are_seen_and_judged() -> None:
         "contractlang.b",
         "contractlang.a",
     ]
+
+
+def test_architecture_doc_names_every_module() -> None:
+    """docs/architecture.md stays true: every module is named there (as `name.py` or by its
+    path), and so is every layer unit."""
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = []
+    for module, path in MODULES.items():
+        if path.name == "__init__.py" and module.count(".") <= 1:
+            continue
+        rel = path.relative_to(PACKAGE).as_posix()
+        if f"`{rel}`" not in doc and f"`{path.name}`" not in doc and f"{path.name}`" not in doc:
+            missing.append(rel)
+    for unit in (u for layer in LAYERS for u in layer if u != "contractlang"):
+        name = unit.removeprefix("contractlang.").replace(".", "/")
+        if name not in doc:
+            missing.append(unit)
+    assert not missing, f"not in docs/architecture.md: {missing}"

@@ -24,8 +24,10 @@ from typing import Literal
 
 from contractlang.diagnostics import NO_SPAN, Span
 from contractlang.lang.vocabulary import (
+    AGGREGATES,
     CAP_LEVELS,
     ROUNDING_MODES,
+    SCALAR_FUNCTIONS,
     CapLevel,
     CompareOp,
     RoundingMode,
@@ -425,17 +427,20 @@ def children(expr: Expr) -> tuple[Expr, ...]:
 
 
 def is_aggregate_call(call: Call) -> bool:
-    """Whether ``call`` is an aggregate over runs: ``mean``, ``sum``, ``share``, ``count``,
-    ``pN`` and one-argument ``min``/``max``.
+    """Whether ``call`` is an aggregate over runs: a name of
+    :data:`~contractlang.lang.vocabulary.AGGREGATES` or ``pN`` — but ``min`` and ``max`` only
+    with one argument (with more, they are the scalar functions).
 
     >>> is_aggregate_call(Call("max", (Name("net"),)))
     True
     >>> is_aggregate_call(Call("max", (Name("runtime"), Name("queue_wait"))))
     False
     """
-    if call.func in ("mean", "sum", "share", "count") or percentile(call.func) is not None:
+    if percentile(call.func) is not None:
         return True
-    return call.func in ("min", "max") and len(call.args) == 1
+    if call.func in SCALAR_FUNCTIONS:
+        return call.func in AGGREGATES and len(call.args) == 1
+    return call.func in AGGREGATES
 
 
 def has_aggregate(expr: Expr) -> bool:

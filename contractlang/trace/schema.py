@@ -23,13 +23,16 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from contractlang.lang.facts import TIMESTAMP
+from contractlang.lang.vocabulary import ENUMS
 
 Source = Literal["job", "scheduler", "invoice"]
+#: The enums as types for the pydantic models (tests/test_vocabulary.py checks they list the
+#: members of :data:`~contractlang.lang.vocabulary.ENUMS`).
 Capacity = Literal["spot", "on_demand", "reserved"]
 EndReason = Literal["released", "reclaimed", "failed"]
 
 SOURCES: tuple[str, ...] = ("job", "scheduler", "invoice")
-CAPACITIES: tuple[str, ...] = ("spot", "on_demand", "reserved")
+CAPACITIES: tuple[str, ...] = ENUMS["capacity"]
 
 AllocRule = Literal["required", "optional"]
 
@@ -73,7 +76,7 @@ EVENTS: dict[str, EventKind] = {
     ),
 }
 
-END_EVENTS: frozenset[str] = frozenset({"reclaimed", "released", "failed"})
+END_EVENTS: frozenset[str] = frozenset(ENUMS["end_reason"])
 #: Events that must carry an ``alloc_id`` and describe the allocation's own lifetime.
 LIFECYCLE_EVENTS: frozenset[str] = frozenset({"started", "notice"} | END_EVENTS)
 #: Events that, when they name an allocation, must happen within its lifetime.
