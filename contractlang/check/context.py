@@ -11,16 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from contractlang.diagnostics import (
     NO_SPAN,
     Diagnostic,
     Related,
+    Severity,
     Span,
     did_you_mean,
-    error,
-    warning,
 )
 from contractlang.lang import ast as A
 from contractlang.lang.facts import FACTS, Stage
@@ -39,8 +38,9 @@ class Reporter:
     diags: list[Diagnostic] = field(default_factory=list)
     file: str = "<input>"
 
-    def error(
+    def report(
         self,
+        severity: Severity,
         code: str,
         message: str,
         span: Span,
@@ -49,21 +49,14 @@ class Reporter:
         related: Sequence[Related] = (),
     ) -> None:
         self.diags.append(
-            error(code, message, span, file=self.file, help=help, related=tuple(related))
+            Diagnostic(code, message, span, self.file, help, tuple(related), severity=severity)
         )
 
-    def warning(
-        self,
-        code: str,
-        message: str,
-        span: Span,
-        *,
-        help: str | None = None,
-        related: Sequence[Related] = (),
-    ) -> None:
-        self.diags.append(
-            warning(code, message, span, file=self.file, help=help, related=tuple(related))
-        )
+    def error(self, code: str, message: str, span: Span, **kw: Any) -> None:
+        self.report(Severity.ERROR, code, message, span, **kw)
+
+    def warning(self, code: str, message: str, span: Span, **kw: Any) -> None:
+        self.report(Severity.WARNING, code, message, span, **kw)
 
     def mismatch(
         self, code: str, message: str, span: Span, *operands: Typed, help: str | None = None
