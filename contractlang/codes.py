@@ -83,11 +83,16 @@ CODES: dict[str, str] = {
     "T017": "unreadable trace",
     "T018": "reserved column name",
     "T019": "more problems than shown",
+    "T020": "value outside the supported range",
+    "T021": "negative value where none can be",
     # warnings
     "W001": "rate never reached",
     "W002": "replay may be refunded twice",
     "W003": "comparison with `none` is never true",
     "W101": "checkpoint step goes back",
     "W102": "money column stored as floating point",
+    "W103": "unusually many GPUs in one allocation",
+    "W104": "allocation longer than a year",
+    "W105": "unusually high price",
     "W401": "credit computed a negative amount",
 }

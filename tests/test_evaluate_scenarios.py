@@ -678,7 +678,8 @@ contract "decade" {
         evaluate_text(spot, events)
     assert codes(exc) == ["E405"]
     assert exc.value.diagnostics[0].message == (
-        "contract `decade` computes an amount too large to keep exactly"
+        "contract `decade` computes an amount too large to keep exactly "
+        "for allocation `a1` of run `r1`"
     )
 
 

@@ -140,26 +140,80 @@ def collect_amounts(
     lf: pl.LazyFrame, contract: ast.Contract, file: str, source_text: str | None
 ) -> pl.DataFrame:
     """Collect a contract's allocation columns; an amount beyond the 38 digits of exact decimal
-    arithmetic (20 after the point) is a clean error (E405), not an internal one."""
+    arithmetic (20 after the point), or beyond 64-bit minor units, is a clean error (E405)
+    naming the first allocation that computes it — found by halving the rows — never a
+    wrapped figure or an internal error."""
     try:
         return lf.collect()
-    except pl.exceptions.InvalidOperationError as exc:
-        if "decimal" not in str(exc):
+    except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
+        if not _overflowed(exc):
             raise
-        raise ContractlangError(
-            [
-                error(
-                    "E405",
-                    f"contract `{contract.name}` computes an amount too large to keep exactly",
-                    contract.name_span,
-                    file=file,
-                    help="exact amounts hold 18 digits before the point: an allocation's rate "
-                    "× GPUs × billed microseconds must stay below 10^18; split longer "
-                    "allocations",
-                )
-            ],
-            {file: Source(file, source_text)} if source_text is not None else {},
-        ) from None
+        where = _first_overflow(lf)
+    raise too_large(contract, file, source_text, where)
+
+
+def too_large(
+    contract: ast.Contract, file: str, source_text: str | None, where: str | None
+) -> ContractlangError:
+    """E405 for ``contract``, naming the allocation or run where it happened."""
+    at = f" for {where}" if where else ""
+    return ContractlangError(
+        [
+            error(
+                "E405",
+                f"contract `{contract.name}` computes an amount too large to keep exactly{at}",
+                contract.name_span,
+                file=file,
+                help="exact amounts hold 18 digits before the point, and 19 digits of minor "
+                "units: an allocation's rate × GPUs × billed time, and a run's sums, must stay "
+                "below them; check the rate and the allocation's GPUs and times",
+            )
+        ],
+        {file: Source(file, source_text)} if source_text is not None else {},
+    )
+
+
+def fit_sums(
+    runs: pl.DataFrame,
+    columns: Sequence[str],
+    contract: ast.Contract,
+    file: str,
+    source_text: str | None,
+) -> pl.DataFrame:
+    """``columns`` (128-bit sums) as 64-bit integers, or E405 naming the first run whose sum
+    does not fit."""
+    fits = pl.all_horizontal(pl.col(c).abs() <= _INT64_MAX for c in columns)
+    over = runs.filter(~fits)
+    if over.height:
+        raise too_large(contract, file, source_text, f"run `{over['run_id'].sort()[0]}`")
+    return runs.with_columns(pl.col(*columns).cast(pl.Int64))
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _overflowed(exc: Exception) -> bool:
+    text = str(exc)
+    return "overflow" in text or ("decimal" in text and "conversion" in text)
+
+
+def _first_overflow(lf: pl.LazyFrame) -> str | None:
+    """The allocation whose row makes ``lf`` fail (its plan is row by row), by bisection."""
+    keys = lf.select("run_id", "alloc_id")
+    lo, hi = 0, int(keys.select(pl.len()).collect().item())
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            lf.slice(lo, mid - lo).collect()
+        except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError):
+            hi = mid
+        else:
+            lo = mid
+    found = keys.slice(lo, 1).collect()
+    if found.height == 0:
+        return None
+    run, alloc = found.row(0)
+    return f"allocation `{alloc}` of run `{run}`"
 
 
 def check_priced(

@@ -9,11 +9,13 @@ columns (:data:`INDEX_COLUMNS`), so deriving the facts need not group the rows a
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import polars as pl
 
+from contractlang.lang.numbers import MICROS_PER_HOUR, gpu_hours, plain
 from contractlang.trace import problems as pb
+from contractlang.trace.limits import LONG_ALLOCATION, MAX_GPU_US
 from contractlang.trace.row_rules import ENGINE
 from contractlang.trace.schema import (
     END_EVENTS,
@@ -33,20 +35,20 @@ def _ts_text(expr: pl.Expr) -> pl.Expr:
 
 def allocation_rules(
     events: pl.LazyFrame, open_at: datetime | None
-) -> tuple[pl.DataFrame, list[pl.LazyFrame]]:
-    """The allocation rules (T007–T010, T013, T014, T016).
+) -> tuple[pl.DataFrame, list[pl.LazyFrame], list[pl.LazyFrame]]:
+    """The allocation rules (T007–T010, T013, T014, T016, T020) and warning W104.
 
     One ``group_by`` over the rows that name an allocation summarises each allocation (its
     starts, ends, runs and the time range of each kind of event) and flags every allocation
     that may break a rule; only the rows of flagged allocations are then checked row by row
     (:func:`_allocation_details`), which is where messages come from. Returns the summary
-    (``alloc_id``, ``starts``, ``ends``, ``start``, ``end`` and the :data:`INDEX_COLUMNS`)
-    and the problem frames (each with an ``alloc_id`` column).
+    (``alloc_id``, ``starts``, ``ends``, ``start``, ``end`` and the :data:`INDEX_COLUMNS`),
+    the problem frames (each with an ``alloc_id`` column) and the warning frames.
 
     Rows with bad values take part: a null (bad) `event`, `ts` or `run_id` is left out of
     whatever reads it (see the module's docstring)."""
     rows = events.filter(pl.col("alloc_id").is_not_null()).select(
-        ROW, RUN_KEY, "run_id", "alloc_id", "ts", "event"
+        ROW, RUN_KEY, "run_id", "alloc_id", "ts", "event", "gpus"
     )
     event, ts = pl.col("event"), pl.col("ts")
 
@@ -79,6 +81,8 @@ def allocation_rules(
             pl.col("_r").max().alias("_r_hi"),
             pl.col("_i").min().alias("_i_lo"),
             (pl.col(RUN_KEY).min() != pl.col(RUN_KEY).max()).alias("_two_runs"),
+            pl.col(RUN_KEY).min().alias("_run"),
+            pl.col("gpus").filter(event == "started").max().alias("_gpus"),
             # for the facts (TraceIndex)
             pl.col("_srow").min().alias("start_row"),
             pl.col("_erow").min().alias("end_row"),
@@ -109,10 +113,79 @@ def allocation_rules(
     ).fill_null(False)
     flagged = per.filter(may_break).select("alloc_id")
     summary = per.select("alloc_id", "starts", "ends", "start", "end", *INDEX_COLUMNS)
+    too_wide, too_long = _capacity(per, end_eff)
     if flagged.is_empty():
-        return summary, []
+        return summary, too_wide, too_long
     detail = rows.join(flagged.lazy(), on="alloc_id", how="semi").collect(engine=ENGINE)
-    return summary, _allocation_details(detail, open_at)
+    return summary, [*_allocation_details(detail, open_at), *too_wide], too_long
+
+
+def _capacity(per: pl.DataFrame, end: pl.Expr) -> tuple[list[pl.LazyFrame], list[pl.LazyFrame]]:
+    """T020: an allocation, or a run, holding more GPU-time than 64 bits keep (computed in 128
+    bits, see :mod:`~contractlang.trace.limits`); W104: an allocation longer than a year.
+    ``end`` is each allocation's end (``--open-at`` for one still open)."""
+    span = (end - pl.col("start")).dt.total_microseconds()
+    sized = per.filter((pl.col("starts") == 1) & (pl.col("ends") <= 1)).select(
+        "alloc_id",
+        "_run",
+        pl.col("start_row").alias(ROW),
+        span.alias("_us"),
+        pl.col("_gpus"),
+        (span.cast(pl.Int128) * pl.col("_gpus").clip(lower_bound=0).cast(pl.Int128)).alias("_gu"),
+    )
+    wide = sized.filter(pl.col("_gu") > MAX_GPU_US)
+    runs = (
+        sized.filter(pl.col("_gu") <= MAX_GPU_US)
+        .group_by("_run")
+        .agg(pl.col("_gu").sum(), pl.col(ROW).min(), pl.len().alias("_n"))
+        .filter(pl.col("_gu") > MAX_GPU_US)
+    )
+    errors = []
+    limit = f"{MAX_GPU_US // MICROS_PER_HOUR:,} GPU-hours"
+    if wide.height:
+        messages = [
+            f"allocation `{r['alloc_id']}` holds {r['_gpus']:,} GPUs for "
+            f"{_hours(r['_us'])} hours, {_hours(r['_gu'])} GPU-hours: more than one "
+            f"allocation may hold ({limit})"
+            for r in wide.iter_rows(named=True)
+        ]
+        errors.append(
+            pb.problems(
+                wide.with_columns(_m=pl.Series(messages)), "T020", pl.col("_m"), keep=["alloc_id"]
+            )
+        )
+    if runs.height:
+        messages = [
+            f"the run of this allocation holds {_hours(r['_gu'])} GPU-hours in "
+            f"{r['_n']:,} allocations: more than one run may hold ({limit})"
+            for r in runs.iter_rows(named=True)
+        ]
+        first = runs.with_columns(
+            _m=pl.Series(messages, dtype=pl.String), alloc_id=pl.lit(None, pl.String)
+        )
+        errors.append(pb.problems(first, "T020", pl.col("_m"), keep=["alloc_id"]))
+    long = sized.filter(pl.col("_us") > LONG_ALLOCATION // timedelta(microseconds=1))
+    warnings = []
+    if long.height:
+        messages = [
+            f"allocation `{r['alloc_id']}` runs for {r['_us'] // 86_400_000_000:,} days: "
+            "longer than a year"
+            for r in long.iter_rows(named=True)
+        ]
+        warnings.append(
+            pb.problems(
+                long.with_columns(_m=pl.Series(messages, dtype=pl.String)),
+                "W104",
+                pl.col("_m"),
+                help="check the allocation's start and end; a year-long allocation is unusual",
+            )
+        )
+    return errors, warnings
+
+
+def _hours(us: int) -> str:
+    """Microseconds as hours for a message: ``87,640,656`` or ``1.5``."""
+    return plain(gpu_hours(us, 2).normalize(), grouped=True)
 
 
 def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[pl.LazyFrame]:

@@ -131,3 +131,14 @@ def more_problems(file: str, collected: Collected, limit: int) -> Diagnostic:
 def backticked(expr: pl.Expr) -> pl.Expr:
     """``expr`` as text in backticks (`null` shown as `none`)."""
     return pl.concat_str(pl.lit("`"), expr.cast(pl.String).fill_null("none"), pl.lit("`"))
+
+
+def decimal_text(expr: pl.Expr) -> pl.Expr:
+    """A decimal column as plain text without trailing zeros: ``2.100…0`` → ``2.1``,
+    ``5.000…0`` → ``5``."""
+    text = expr.cast(pl.String)
+    return (
+        pl.when(text.str.contains(r"\."))
+        .then(text.str.replace(r"0+$", "").str.strip_chars_end("."))
+        .otherwise(text)
+    )

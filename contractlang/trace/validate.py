@@ -39,6 +39,7 @@ from contractlang.trace.row_rules import (
     duplicates,
     rollbacks,
     row_problems,
+    row_warnings,
     time_ordered,
 )
 from contractlang.trace.schema import (
@@ -85,14 +86,18 @@ def validate(
     # rows whose values are all fine (all of them, usually: then no filtered copy is made)
     good = ev.lazy().filter(~pl.col(BAD)) if any_bad else ev.lazy()
 
-    allocs, alloc_problems = allocation_rules(ev.lazy(), open_at)
+    allocs, alloc_problems, alloc_warnings = allocation_rules(ev.lazy(), open_at)
     frames += [f.drop("alloc_id") for f in alloc_problems]
     frames.append(duplicates(good))
 
     found = pb.collect(frames, file=name, limit=max_problems)
     total = found.total + normal.hidden
     warns = pb.collect(
-        [rollbacks(ev.lazy(), bad(ev, "valid"), time_ordered(ev))],
+        [
+            rollbacks(ev.lazy(), bad(ev, "valid"), time_ordered(ev)),
+            *row_warnings(ev),
+            *alloc_warnings,
+        ],
         file=name,
         limit=max_problems,
         severity=Severity.WARNING,
