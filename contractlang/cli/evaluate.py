@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from contractlang.cli.common import OutputFormat, err, exit_with, guarded, out, print_diagnostics
-from contractlang.cli.inputs import (
-    check_table_path,
-    parse_open_at,
-    progress_status,
-    split_terms_and_trace,
-    write_table,
+from contractlang.cli.common import (
+    OutputFormat,
+    err,
+    exit_with,
+    guarded,
+    out,
+    print_diagnostics,
+    write_stdout,
 )
+from contractlang.cli.files import Outputs, write_table
+from contractlang.cli.inputs import parse_open_at, progress_status, split_terms_and_trace
 from contractlang.errors import ExitCode
 from contractlang.evaluate.results import Evaluation
 from contractlang.pipeline.evaluation import evaluate
@@ -58,8 +60,9 @@ def register(app: typer.Typer) -> None:
         3 internal error.
         """
         terms, trace = split_terms_and_trace(paths)
-        check_table_path(ledger, "--ledger")
-        check_table_path(runs, "--runs")
+        outputs = Outputs([*terms, trace])
+        outputs.add(ledger, "--ledger")
+        outputs.add(runs, "--runs")
         with progress_status() as step:
             result = evaluate(
                 terms, trace, open_at=parse_open_at(open_at), progress=step, contracts=contract
@@ -72,7 +75,7 @@ def register(app: typer.Typer) -> None:
                 write_table(result.runs_table(), runs)
         warnings = [*result.warnings, *(w for c in result.contracts for w in c.warnings)]
         if fmt is OutputFormat.json:
-            sys.stdout.write(render_json(result))
+            write_stdout(render_json(result))
         else:
             print_diagnostics(warnings, result.sources, OutputFormat.text)
             render_summary(result, out)

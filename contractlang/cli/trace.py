@@ -8,7 +8,6 @@ contractlang trace generate --runs 200 --seed 1 --out examples/trace.parquet
 from __future__ import annotations
 
 import json
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -22,15 +21,10 @@ from contractlang.cli.common import (
     guarded,
     out,
     print_diagnostics,
+    write_stdout,
 )
-from contractlang.cli.inputs import (
-    check_table_path,
-    os_reason,
-    parse_open_at,
-    progress_status,
-    write_error,
-    write_table,
-)
+from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_table, write_trace_file
+from contractlang.cli.inputs import parse_open_at, progress_status
 from contractlang.errors import ContractlangError, ExitCode
 from contractlang.render.tables import csv_ready
 from contractlang.render.trace_summary import (
@@ -39,11 +33,9 @@ from contractlang.render.trace_summary import (
     summary_json,
     valid_total,
 )
-from contractlang.trace import derive_facts, generate_trace, load_trace, summarize, write_trace
+from contractlang.trace import derive_facts, generate_trace, load_trace, summarize
 from contractlang.trace.model import Trace
 from contractlang.trace.schema import TraceSummary
-
-TRACE_SUFFIXES = (".parquet", ".pq", ".csv", ".ndjson", ".jsonl")
 
 TraceArg = Annotated[
     Path, typer.Argument(help="The trace (.parquet, .csv, .ndjson).", show_default=False)
@@ -117,8 +109,9 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 done, 2 invalid trace or bad option, 3 internal error.
         """
-        check_table_path(out_path, "--out")
-        check_table_path(runs_out, "--runs-out")
+        outputs = Outputs([trace])
+        outputs.add(out_path, "--out")
+        outputs.add(runs_out, "--runs-out")
         with progress_status() as step:
             step("loading the trace")
             loaded = load_trace(
@@ -155,16 +148,13 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 written, 2 bad option, 3 internal error.
         """
-        check_table_path(out_path, "--out", TRACE_SUFFIXES)
+        Outputs().add(out_path, "--out", TRACE_SUFFIXES)
         begin = parse_open_at(start, "--start")
         with progress_status() as step:
             step(f"generating {runs:,} runs")
             frame = generate_trace(runs, seed, start=begin)
             step(f"writing {out_path}")
-            try:
-                write_trace(frame, out_path)
-            except OSError as exc:
-                raise write_error(out_path, os_reason(exc)) from None
+            write_trace_file(frame, out_path)
         allocations = frame.filter(frame["event"] == "started").height
         err.print(
             f"wrote {frame.height:,} events ({runs:,} runs, {allocations:,} allocations) "
@@ -191,7 +181,7 @@ def _report(
 ) -> None:
     if fmt is OutputFormat.json:
         doc = summary_json(summary, loaded)
-        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        write_stdout(json.dumps(doc, indent=2, sort_keys=True) + "\n")
         return
     print_diagnostics(loaded.warnings, {}, OutputFormat.text)
     render_summary(summary, loaded.source, out)
