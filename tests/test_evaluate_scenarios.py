@@ -1566,7 +1566,7 @@ contract "tiered" {
         evaluate_text(spot, events)
     assert codes(exc) == ["E404"]
     (diag,) = exc.value.diagnostics
-    assert diag.message == "trace column `tier` holds String values, not numbers"
+    assert diag.message == "trace column `tier` holds text, not numbers"
     assert (diag.span.line, diag.span.col) == (3, 8)
 
 

@@ -198,7 +198,14 @@ def format_source(text: str | bytes, filename: str = "<input>") -> FormatResult:
             help="this is a bug in contractlang's formatter; please report it with the file",
         )
         return FormatResult(None, False, (diag,))
-    return FormatResult(out, out != parsed.source.text, ())
+    return FormatResult(out, out != _original(text), ())
+
+
+def _original(text: str | bytes) -> str:
+    """The text as the file holds it (the parse reads a lone CR as a line end)."""
+    if isinstance(text, bytes):
+        return text.decode("utf-8-sig", errors="replace")
+    return text.removeprefix("\ufeff")
 
 
 def _meaning_changed(before: SpotFile, out: str, filename: str) -> str | None:
