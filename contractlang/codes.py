@@ -94,5 +94,6 @@ CODES: dict[str, str] = {
     "W103": "unusually many GPUs in one allocation",
     "W104": "allocation longer than a year",
     "W105": "unusually high price",
+    "W106": "events moved to their allocation's edge by the clock skew",
     "W401": "credit computed a negative amount",
 }

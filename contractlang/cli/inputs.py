@@ -3,9 +3,11 @@ followed by a trace, `--open-at`, usage errors (E502), and the progress display.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 from contractlang.cli.common import err
@@ -35,22 +37,61 @@ def spot_paths(files: Sequence[str]) -> list[str]:
     return paths
 
 
-def split_terms_and_trace(paths: Sequence[Path]) -> tuple[list[Path], Path]:
-    """`TERMS… TRACE`: every argument but the last is a terms file, the last is the trace."""
-    if len(paths) < 2:
+def split_terms_and_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """`TERMS… TRACE…`: the files ending in `.spot` are terms, every other one is a trace
+    (several trace files are read as one trace)."""
+    terms = [p for p in paths if p.suffix == ".spot"]
+    traces = [p for p in paths if p.suffix != ".spot"]
+    if not terms or not traces:
+        missing = "terms file (`.spot`)" if not terms else "trace"
         raise usage_error(
-            "expected one or more terms files and then a trace",
+            f"expected one or more terms files and one or more traces; no {missing} was given",
             help="for example: contractlang evaluate rulesets/aws-ec2-spot-linux.spot "
             "examples/trace.parquet",
         )
-    *terms, trace = paths
-    for t in terms:
-        if t.suffix != ".spot":
-            raise usage_error(
-                f"`{t}` is not a `.spot` terms file",
-                help="terms files come first and end in `.spot`; the trace comes last",
-            )
-    return terms, trace
+    return terms, traces
+
+
+_DURATION = re.compile(
+    r"^\s*(\d+(?:\.\d+)?)\s*(us|µs|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)?\s*$"
+)
+_UNIT_US = {"us": 1, "µs": 1, "ms": 1_000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000}
+
+
+def parse_duration(value: str, flag: str) -> timedelta:
+    """A duration flag: ``1s``, ``500ms``, ``2 minutes``, ``0`` (seconds when no unit).
+
+    >>> parse_duration("500ms", "--clock-skew"), parse_duration("2 min", "--clock-skew")
+    (datetime.timedelta(microseconds=500000), datetime.timedelta(seconds=120))
+    """
+    m = _DURATION.match(value)
+    if m is None:
+        raise usage_error(
+            f"`{flag} {value}` is not a duration",
+            help="write it as a number and a unit, such as `1s`, `500ms` or `2min`",
+        )
+    unit = (m.group(2) or "s").lower()
+    key = "s" if unit.startswith("sec") else "m" if unit.startswith("m") and unit != "ms" else unit
+    key = "h" if key.startswith("h") else key
+    micros = Decimal(m.group(1)) * _UNIT_US[key]
+    if micros != micros.to_integral_value():
+        raise usage_error(f"`{flag} {value}` is finer than a microsecond")
+    return timedelta(microseconds=int(micros))
+
+
+def parse_on_invalid(value: str | None) -> Path | None:
+    """``--on-invalid strict`` (the default: an invalid trace is an error) or
+    ``--on-invalid quarantine=PATH`` (set aside the runs that break a rule, into PATH)."""
+    if value is None or value == "strict":
+        return None
+    kind, _, path = value.partition("=")
+    if kind != "quarantine" or not path:
+        raise usage_error(
+            f"`--on-invalid {value}` is neither `strict` nor `quarantine=PATH`",
+            help="write `--on-invalid quarantine=bad-runs.parquet` to evaluate the valid runs "
+            "and set the others aside in that file",
+        )
+    return Path(path)
 
 
 def parse_open_at(value: str | None, flag: str = "--open-at") -> datetime | None:

@@ -9,6 +9,7 @@ columns (:data:`INDEX_COLUMNS`), so deriving the facts need not group the rows a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import polars as pl
@@ -19,6 +20,7 @@ from contractlang.trace.limits import LONG_ALLOCATION, MAX_GPU_US
 from contractlang.trace.row_rules import ENGINE
 from contractlang.trace.schema import (
     END_EVENTS,
+    EVENTS,
     INVOICE_EVENTS,
     ROW,
     RUN_KEY,
@@ -33,9 +35,21 @@ def _ts_text(expr: pl.Expr) -> pl.Expr:
     return expr.dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ")
 
 
+@dataclass(frozen=True)
+class Findings:
+    """What the allocation rules found: the summary of every allocation, the problem frames
+    (each with an ``alloc_id`` column), the warning frames, and the rows whose time the clock
+    skew moved to their allocation's edge (``row``, ``ts``)."""
+
+    summary: pl.DataFrame
+    problems: list[pl.LazyFrame]
+    warnings: list[pl.LazyFrame]
+    clamped: pl.DataFrame
+
+
 def allocation_rules(
-    events: pl.LazyFrame, open_at: datetime | None
-) -> tuple[pl.DataFrame, list[pl.LazyFrame], list[pl.LazyFrame]]:
+    events: pl.LazyFrame, open_at: datetime | None, clock_skew: timedelta = timedelta(0)
+) -> Findings:
     """The allocation rules (T007–T010, T013, T014, T016, T020) and warning W104.
 
     One ``group_by`` over the rows that name an allocation summarises each allocation (its
@@ -115,9 +129,10 @@ def allocation_rules(
     summary = per.select("alloc_id", "starts", "ends", "start", "end", *INDEX_COLUMNS)
     too_wide, too_long = _capacity(per, end_eff)
     if flagged.is_empty():
-        return summary, too_wide, too_long
+        return Findings(summary, too_wide, too_long, _NO_CLAMP)
     detail = rows.join(flagged.lazy(), on="alloc_id", how="semi").collect(engine=ENGINE)
-    return summary, [*_allocation_details(detail, open_at), *too_wide], too_long
+    problems, clamped = _allocation_details(detail, open_at, clock_skew)
+    return Findings(summary, [*problems, *too_wide], too_long, clamped)
 
 
 def _capacity(per: pl.DataFrame, end: pl.Expr) -> tuple[list[pl.LazyFrame], list[pl.LazyFrame]]:
@@ -188,7 +203,14 @@ def _hours(us: int) -> str:
     return plain(gpu_hours(us, 2).normalize(), grouped=True)
 
 
-def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[pl.LazyFrame]:
+_NO_CLAMP = pl.DataFrame(schema={ROW: pl.Int64, "ts": pl.Datetime("us", "UTC")})
+#: Events a clock skew may move: the job's (within the lifetime) and invoice lines.
+_SKEWABLE = [e for e in WITHIN_LIFETIME if EVENTS[e].source == "job"] + list(INVOICE_EVENTS)
+
+
+def _allocation_details(
+    detail: pl.DataFrame, open_at: datetime | None, clock_skew: timedelta
+) -> tuple[list[pl.LazyFrame], pl.DataFrame]:
     """Row-by-row allocation rules on the rows of the allocations that may break one.
 
     An allocation with a row whose event is unknown is *incomplete*: that row may have been its
@@ -229,9 +251,6 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
 
     alloc = pb.backticked(pl.col("alloc_id"))
 
-    def row_of(col: str) -> pl.Expr:
-        return pl.col(col).cast(pl.String)
-
     # T007 / T008: a second start, a second end
     report(
         starts.filter(~pl.col("_first")).join(first_start, on="alloc_id"),
@@ -239,8 +258,8 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
         pl.concat_str(
             pl.lit("allocation "),
             alloc,
-            pl.lit(" starts again; it started at row "),
-            row_of("start_row"),
+            pl.lit(" starts again; it started at "),
+            pb.row_ref(pl.col("start_row")),
         ),
     )
     report(
@@ -251,8 +270,8 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
             alloc,
             pl.lit(" ends again ("),
             pb.backticked(pl.col("event")),
-            pl.lit("); it ended at row "),
-            row_of("end_row"),
+            pl.lit("); it ended at "),
+            pb.row_ref(pl.col("end_row")),
             pl.lit(" ("),
             pb.backticked(pl.col("end_event")),
             pl.lit(")"),
@@ -269,8 +288,8 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
             _ts_text(pl.col("end")),
             pl.lit(", before it starts at "),
             _ts_text(pl.col("start")),
-            pl.lit(" (row "),
-            row_of("start_row"),
+            pl.lit(" ("),
+            pb.row_ref(pl.col("start_row")),
             pl.lit(")"),
         ),
     )
@@ -313,6 +332,13 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
         | ((event == "requested") & (ts > start))
         | (event.is_in(list(INVOICE_EVENTS)) & (ts < start))
     )
+    # a job's or an invoice's clock a little off the scheduler's: within the skew, the event is
+    # taken as at the allocation's edge instead of outside it
+    skew = pl.lit(clock_skew).cast(pl.Duration("us"))
+    early = (ts < start) & (start - ts <= skew)
+    late = (ts > pl.col("end")) & (ts - pl.col("end") <= skew) & event.is_in(list(WITHIN_LIFETIME))
+    edge = pl.when(early).then(start).when(late).then(pl.col("end"))
+    moved = (event.is_in(_SKEWABLE) & outside).fill_null(False) & edge.is_not_null()
     has_start = pl.col("start_row").is_not_null()
     incomplete_alloc = pl.col("alloc_id").is_in(incomplete.implode())
     joined = (
@@ -325,9 +351,11 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
         .with_columns(
             (has_start & (pl.col("run_id") != pl.col("owner"))).fill_null(False).alias("_owner"),
             (~has_start & (event != "requested") & ~incomplete_alloc).alias("_no_start"),
-            (start.is_not_null() & outside.fill_null(False)).alias("_outside"),
+            (start.is_not_null() & outside.fill_null(False) & ~moved).alias("_outside"),
+            pl.when(moved).then(edge).alias("_edge"),
         )
     )
+    clamped = joined.filter(pl.col("_edge").is_not_null()).select(ROW, pl.col("_edge").alias("ts"))
     report(
         joined.filter("_owner"),
         "T013",
@@ -336,8 +364,8 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
             alloc,
             pl.lit(" belongs to run "),
             pb.backticked(pl.col("owner")),
-            pl.lit(" (started at row "),
-            row_of("start_row"),
+            pl.lit(" (started at "),
+            pb.row_ref(pl.col("start_row")),
             pl.lit("), but this row names run "),
             pb.backticked(pl.col("run_id")),
         ),
@@ -394,4 +422,4 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
             )
         ),
     )
-    return problems
+    return problems, clamped

@@ -218,7 +218,7 @@ def duplicates(good: pl.LazyFrame) -> pl.LazyFrame:
         dups,
         "T012",
         pl.concat_str(
-            pl.lit("this row repeats row "), pl.col("_first").cast(pl.String), pl.lit(" exactly")
+            pl.lit("this row repeats "), pb.row_ref(pl.col("_first")), pl.lit(" exactly")
         ),
         help="remove the duplicate; an event is recorded once",
     )
