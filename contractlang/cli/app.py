@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import typer
+from typer.core import TyperArgument
 
 from contractlang.version import __version__
+
+
+def _no_python_types(self: TyperArgument, ctx: Any) -> str | None:
+    """typer writes an argument's Python type beside its metavar in help (``FILE...
+    <list[Path]>``); every argument here has a metavar that says what it takes."""
+    return None if self.metavar else TyperArgument.display_type(self, ctx)
+
+
+TyperArgument.display_type_rich = _no_python_types  # type: ignore[method-assign,assignment]
 
 app = typer.Typer(
     name="contractlang",
