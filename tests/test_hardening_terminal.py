@@ -9,15 +9,17 @@ import json
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
+import typer
 from rich.cells import cell_len
 from rich.console import Console, RenderableType
 from support.cli import no_traceback, run
 from support.scenario import accepted, released, started, trace_frame, write_spot
 
-from contractlang.cli.app import COMMANDS
+from contractlang.cli.app import COMMANDS, app
 from contractlang.cli.common import debugging
 from contractlang.evaluate.results import Evaluation
 from contractlang.pipeline.evaluation import evaluate
@@ -176,13 +178,33 @@ def test_a_run_that_is_not_there_is_a_usage_error_naming_it_safely(tmp_path: Pat
     assert "\\x1b[2Jgone" in result.output
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+def _commands() -> list[str]:
+    """Every command and subcommand of the app, as typed (``trace validate``)."""
+    root = typer.main.get_command(app)
+    out: list[str] = []
+
+    def walk(group: Any, prefix: str) -> None:
+        for name, cmd in group.commands.items():
+            if hasattr(cmd, "commands"):  # a group
+                walk(cmd, f"{prefix}{name} ")
+            else:
+                out.append(prefix + name)
+
+    walk(root, "")
+    assert {c.split()[0] for c in out} == set(COMMANDS)
+    return sorted(out)
+
+
+@pytest.mark.parametrize("command", _commands())
 def test_help_shows_no_python_types(command: str) -> None:
     args = [*command.split(), "--help"]
     result = run(*args)
     assert result.exit_code == 0, result.output
     for leaked in ("list[", "Path", "<int", "INTEGER RANGE", "TEXT", "PATH...", "OptionalT"):
         assert leaked not in result.output, (command, leaked)
+    usage = result.output.strip().splitlines()[0]
+    assert "{" not in usage, usage  # `FILE...`, the usual form, not typer's `{FILE...}...`
+    assert "...." not in usage, usage
 
 
 @pytest.mark.parametrize(
