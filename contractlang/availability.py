@@ -166,9 +166,8 @@ def parse_skypilot(text: str, name: str) -> Availability:
     data = doc.get("data")
     if not isinstance(data, list) or not data:
         what = "missing" if data is None else "empty" if data == [] else "not a list"
-        raise _fail(
-            "E608", f"`data` is {what}: expected a list of instance counts", name, where(), src
-        )
+        at = where("data") if "data" in doc else where()
+        raise _fail("E608", f"`data` is {what}: expected a list of instance counts", name, at, src)
     for i, v in enumerate(data):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise _fail(
