@@ -100,6 +100,12 @@ def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source) -> Diagnosti
         lines = source.text.splitlines() or [""]
         span = Span.point(len(lines), len(lines[-1]) + 1)
     message = re.sub(r"\s*\(at [^)]*\)\s*$", "", text)
+    # tomllib names a table by a Python tuple, ('a', 'b'): write it as TOML does, `a.b`
+    message = re.sub(
+        r"\(((?:'[^']*'(?:, )?)+),?\)",
+        lambda m: "`" + ".".join(re.findall(r"'([^']*)'", m.group(1))) + "`",
+        message,
+    )
     message = message[:1].lower() + message[1:]
     return error("E601", f"not valid TOML: {message}", span, file=source.name)
 
