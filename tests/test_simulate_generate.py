@@ -359,3 +359,20 @@ def test_json_holds_the_workload_without_paths(files: Path) -> None:
     assert doc["schema"] == "contractlang.simulate/1"
     assert doc["workload"]["price"] == "2.10"
     assert str(files) not in result.stdout
+
+
+def test_runs_that_cannot_finish_give_up_with_a_warning(tmp_path: Path) -> None:
+    # reclaimed about every 6 minutes (10 an hour) with checkpoints every 2 hours: the job
+    # almost never reaches a checkpoint, so every run uses its 20 allocations and gives up
+    path = write_workload(tmp_path, runs=20, rate_per_hour=10, max_allocations=20,
+                          checkpoint_every_steps=800)  # fmt: skip
+    (tmp_path / "t.spot").write_text(TERMS.split('contract "plain"', maxsplit=1)[0])
+    sim = simulate([tmp_path / "t.spot"], path, resamples=100)
+    (trace,) = sim.traces
+    assert trace.gave_up == 20
+    c = sim.contracts[0].result
+    assert c.totals.accepted_runs == 0
+    assert c.totals.allocations == 20 * 20
+    (w,) = [d for d in sim.warnings if d.code == "W602"]
+    assert w.message.startswith("20 of 20 runs gave up after 20 allocations under notice 2 min")
+    assert w.span.line == 16  # `max_allocations`, the last top-level key written

@@ -72,13 +72,29 @@ class EventLog:
             )
         )
 
-    def arrays(self) -> tuple[I64, ...]:
-        """Every column, concatenated and sorted by (run, ts, allocation, kind)."""
+    def frame(self) -> pl.DataFrame:
+        """Every event as a row, sorted by run, allocation, time and kind: in a run, the
+        events of an allocation all come at or before the next one's (its end is the next
+        request), so this is time order, ties in the order things happen."""
         cols = [np.concatenate([p[i] for p in self.parts]) for i in range(6)]
-        run, alloc, ts, code = cols[:4]
-        prio = _PRIO[code]
-        order = np.lexsort((prio, alloc, ts, run))
-        return tuple(c[order] for c in cols)
+        run, alloc, ts, code, step, valid = cols
+        allocs = int(alloc.max()) + 1
+        return (
+            pl.DataFrame(
+                {
+                    "run": run,
+                    "alloc": alloc,
+                    "ts": ts,
+                    "code": code,
+                    "step": step,
+                    "valid": valid,
+                    "_k1": run * allocs + alloc,
+                    "_k2": ts * 16 + _PRIO[code],
+                }
+            )
+            .sort("_k1", "_k2", maintain_order=True)
+            .drop("_k1", "_k2")
+        )
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -132,37 +148,33 @@ def trace_frame(log: EventLog, first_run: int, columns: Columns) -> pl.DataFrame
     """The batch's events as a trace frame; runs are numbered from ``first_run`` + 1."""
     if not log.parts:
         return pl.DataFrame(schema=columns.schema())
-    run, alloc, ts, code, step, valid = log.arrays()
+    events = log.frame()
+    run = events["run"].to_numpy()
+    alloc = events["alloc"].to_numpy()
+    code = events["code"].to_numpy()
     n_runs = int(run.max()) + 1
-    run_ids = pl.Series(
-        [f"run-{first_run + r + 1:0{columns.run_width}d}" for r in range(n_runs)],
-        dtype=pl.String,
-    )
+    numbers = pl.Series(np.arange(first_run + 1, first_run + n_runs + 1, dtype=np.int64))
+    run_ids = ("run-" + numbers.cast(pl.String).str.zfill(columns.run_width)).rename("run_id")
     run_level = np.isin(code, [CODE[e] for e in RUN_LEVEL])
-    # one id per (run, allocation): numbered by the allocation's position among the run's
+    # one id per (run, allocation), numbered within the run from 1
     per_run = np.zeros(n_runs, dtype=np.int64)
     np.maximum.at(per_run, run, alloc + 1)
     first = np.cumsum(per_run) - per_run
-    alloc_ids = pl.Series(
-        [
-            f"{run_ids[r]}-a{a + 1:0{columns.alloc_width}d}"
-            for r in range(n_runs)
-            for a in range(per_run[r])
-        ],
-        dtype=pl.String,
-    )
+    owner = np.repeat(np.arange(n_runs, dtype=np.int64), per_run)
+    number = np.arange(len(owner), dtype=np.int64) - np.repeat(first, per_run) + 1
+    suffix = pl.Series(number).cast(pl.String).str.zfill(columns.alloc_width)
+    alloc_ids = run_ids.gather(owner) + "-a" + suffix
     alloc_key = np.where(run_level, 0, first[run] + alloc)
-    started = code == CODE["started"]
     frame = pl.DataFrame(
         {
             "run_id": run_ids.gather(run),
             "alloc_id": alloc_ids.gather(alloc_key),
-            "ts": pl.Series(ts + columns.start_us, dtype=pl.Int64),
+            "ts": events["ts"] + columns.start_us,
             "source": _SOURCES.gather(code),
             "event": _EVENT_NAMES.gather(code),
-            "_started": started,
-            "step": step,
-            "valid": valid,
+            "_started": code == CODE["started"],
+            "step": events["step"],
+            "valid": events["valid"],
             "_run_level": run_level,
         }
     )
