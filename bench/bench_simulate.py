@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,7 @@ def step_generate(runs: int, out: Path) -> dict[str, Any]:
     t, cpu = time.perf_counter(), cpu_seconds()
     sim = Simulator(w, None, Promises(NOTICE_US, None))
 
-    def batches():  # type: ignore[no-untyped-def]
+    def batches() -> Iterator[pl.DataFrame]:
         for frame in sim.batches(BATCH):
             counts["reclaimed"] += frame.filter(pl.col("event") == "reclaimed").height
             counts["batches"] += 1
@@ -140,7 +141,7 @@ def step_floor(sizes_file: Path, out: Path) -> dict[str, Any]:
     base = peak_rss_gb()
     t, cpu = time.perf_counter(), cpu_seconds()
 
-    def batches():  # type: ignore[no-untyped-def]
+    def batches() -> Iterator[pl.DataFrame]:
         for n in sizes:
             i = np.arange(n, dtype=np.int64)
             frame = pl.DataFrame(
@@ -158,7 +159,7 @@ def step_floor(sizes_file: Path, out: Path) -> dict[str, Any]:
                     "valid": i % 2 == 0,
                 }
             )
-            yield frame.with_columns(pl.col("ts").dt.replace_time_zone("UTC")).cast(schema)  # type: ignore[arg-type]
+            yield frame.with_columns(pl.col("ts").dt.replace_time_zone("UTC")).cast(schema)
 
     rows = write_batches(out, schema, batches)
     seconds, cpu = time.perf_counter() - t, cpu_seconds() - cpu
@@ -213,8 +214,8 @@ def main() -> None:
         f"{BATCH:,} runs, {gen['bytes'] / 1e6:.0f} MB of Parquet; median of {args.repeat}; "
         f"load average {load_before} before, {load_after} after\n"
     )
-    print(f"{'step':<10} {'median s':>9} {'min s':>7} {'max s':>7} {'CPU s':>7} "
-          f"{'peak GB':>8} {'base GB':>8}")  # fmt: skip
+    head = f"{'step':<10} {'median s':>9} {'min s':>7} {'max s':>7} {'CPU s':>7} {'peak GB':>8}"
+    print(f"{head} {'base GB':>8}")
     for name in ("floor", "generate"):
         rs = rounds[name]
         secs = [r["seconds"] for r in rs]

@@ -43,6 +43,8 @@ import numpy.typing as npt
 import polars as pl
 
 from contractlang.availability import Availability
+from contractlang.diagnostics import NO_SPAN, error
+from contractlang.errors import ContractlangError
 from contractlang.simulate.events import CODE, Columns, EventLog, epoch_us, trace_frame
 from contractlang.simulate.job import Job, Schedule
 from contractlang.simulate.provider import Promises, Provider
@@ -124,7 +126,7 @@ class Simulator:
             end_at, notice_at, has_notice = self._reclaim(run, kk, start, offset[a], sched)
             res = _Allocation(job, sched, end_at, notice_at, has_notice, w.checkpoint_on_notice)
             if int(saves[a].max()) + int(res.saves.max()) + 1 > MAX_INDEX:
-                raise OverflowError("a run saved more checkpoints than can be simulated")
+                raise too_many_saves()
             step0 = (attempt[a] - 1) * job.steps
             # requested, started, restored
             log.add("requested", a, kk, t_req[a])
@@ -246,6 +248,14 @@ class Simulator:
             good = em[em_valid]
             new_b[good] = np.maximum(new_b[good], res.stop_step[good])
         return new_b
+
+
+def too_many_saves() -> ContractlangError:
+    message = (
+        f"a simulated run saved more than {MAX_INDEX:,} checkpoints: checkpoint less often, "
+        "or lower `max_allocations`"
+    )
+    return ContractlangError([error("E605", message, NO_SPAN, file="workload")])
 
 
 class _Allocation:

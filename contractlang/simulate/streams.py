@@ -4,8 +4,8 @@
 So two drafts that make different numbers of draws stay in step — run 17's third reclaim
 draws the same number under every draft — and a batch of runs draws what the same runs would
 draw in any other batch. A draw is the SplitMix64 output at one position of the seed's stream;
-positions are unique per (purpose, run, index): ``purpose << 56 | run << 24 | index``, so
-runs up to 2³² and indices up to 2²⁴ per run and purpose. Vectorised over numpy arrays.
+positions are unique per (purpose, run, index): ``purpose << 56 | run << 28 | index``, so
+runs up to 2²⁸ and indices up to 2²⁸ per run and purpose. Vectorised over numpy arrays.
 
 >>> s = Streams(seed=7)
 >>> u = s.uniform("reclaim", np.array([0, 1, 2]), np.array([0, 0, 0]))
@@ -34,8 +34,8 @@ PURPOSES: dict[str, int] = {
     "accept": 6,  # whether a finished attempt is accepted, per attempt
     "offset": 7,  # where in an availability trace the run starts, per run
 }
-RUN_BITS = 32
-INDEX_BITS = 24
+RUN_BITS = 28
+INDEX_BITS = 28
 MAX_INDEX = (1 << INDEX_BITS) - 1
 
 _MASK = (1 << 64) - 1

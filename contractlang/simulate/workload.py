@@ -31,6 +31,7 @@ import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -56,6 +57,10 @@ __all__ = ["LoadedWorkload", "Reclaims", "Replacement", "Workload", "load_worklo
 
 DEFAULT_START = datetime(2025, 1, 1, tzinfo=UTC)
 MICROS_PER_MINUTE = 60 * MICROS_PER_SECOND
+MICROS_PER_YEAR = 365 * 24 * 3600 * MICROS_PER_SECOND
+#: Limits that keep every simulated time and draw index in range.
+MAX_SAVES = 1_000_000
+MAX_YEARS = 10
 
 
 def _number(v: Any) -> Any:
@@ -298,6 +303,24 @@ def _capacity_known(w: Workload) -> str | None:
     return None
 
 
+def _checkpoints_per_attempt(w: Workload) -> str | None:
+    saves = w.total_steps // w.checkpoint_every_steps
+    if saves > MAX_SAVES:
+        return (
+            f"{saves:,} checkpoints per attempt is more than can be simulated ({MAX_SAVES:,}): "
+            "raise `checkpoint_every_steps`"
+        )
+    return None
+
+
+def _attempt_length(w: Workload) -> str | None:
+    saves = w.total_steps // w.checkpoint_every_steps + 1
+    years = Fraction(w.total_steps * w.step_us + saves * w.save_us, MICROS_PER_YEAR)
+    if years > MAX_YEARS:
+        return f"one attempt would train for {float(years):,.0f} years; at most {MAX_YEARS}"
+    return None
+
+
 def _start_has_offset(w: Workload) -> str | None:
     if w.start.tzinfo is None:
         return f"`start` `{w.start.isoformat()}` has no UTC offset"
@@ -305,7 +328,8 @@ def _start_has_offset(w: Workload) -> str | None:
 
 
 def _price_places(w: Workload) -> str | None:
-    if w.price is not None and w.price.as_tuple().exponent < -18:  # type: ignore[operator]
+    exponent = w.price.as_tuple().exponent if w.price is not None else 0
+    if isinstance(exponent, int) and exponent < -18:
         return f"`price` `{w.price}` has more than 18 decimal places"
     return None
 
@@ -321,6 +345,8 @@ RULES: tuple[tuple[str, tuple[str, ...], Rule], ...] = (
     ("E605", ("step_seconds",), _whole_micros("step_seconds")),
     ("E605", ("save_seconds",), _whole_micros("save_seconds")),
     ("E605", ("restore_seconds",), _whole_micros("restore_seconds")),
+    ("E605", ("checkpoint_every_steps",), _checkpoints_per_attempt),
+    ("E605", ("total_steps",), _attempt_length),
     ("E605", ("start",), _start_has_offset),
     ("E605", ("price",), _price_places),
 )
