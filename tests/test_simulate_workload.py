@@ -245,3 +245,15 @@ def test_unreadable_workload_and_malformed_availability_exit_2(tmp_path: Path) -
     no_traceback(result)
     assert result.exit_code == 2
     assert f"{tmp_path / 'a.csv'}:2:4: error[E609]: unknown event `ad`" in result.output
+
+
+def test_terms_reading_a_price_the_workload_does_not_give(tmp_path: Path) -> None:
+    (tmp_path / "m.spot").write_text(
+        'contract "m" {\n  currency USD\n  rate trace.price per gpu_hour\n}\n'
+    )
+    path = write_workload(tmp_path, runs=5, price=None)
+    result = run("simulate", tmp_path / "m.spot", "--workload", path)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "error[E403]: the trace has no column `price`" in result.output
+    assert "add `price = …` (per GPU-hour)" in result.output

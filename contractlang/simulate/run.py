@@ -13,11 +13,13 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 
 from contractlang.diagnostics import Diagnostic, Span, warning
+from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.terms import Terms
@@ -79,7 +81,10 @@ def simulate(
             for extra in paths[1:]:
                 shutil.copyfile(paths[0], extra)
             step(f"evaluating trace {index} of {len(groups)}")
-            ev = evaluate(t, paths[0], contracts=[c.name for c in members], progress=step)
+            try:
+                ev = evaluate(t, paths[0], contracts=[c.name for c in members], progress=step)
+            except ContractlangError as exc:
+                raise _explained(exc) from None
             gave_up = sorted(sim.outcome.gave_up)
             trace = SimulatedTrace(
                 index,
@@ -148,6 +153,22 @@ def _gave_up_warning(lw: LoadedWorkload, trace: SimulatedTrace) -> Diagnostic:
         help="the job cannot finish on this capacity; raise `max_allocations`, or checkpoint "
         "more often",
     )
+
+
+def _explained(exc: ContractlangError) -> ContractlangError:
+    """Evaluation errors with help for a simulated trace: its only extra column is `price`,
+    there when the workload gives one."""
+    diags = [
+        replace(
+            d,
+            help="the simulated trace has `price` when the workload gives one: add "
+            "`price = …` (per GPU-hour) to it",
+        )
+        if d.code == "E403" and "`price`" in d.message
+        else d
+        for d in exc.diagnostics
+    ]
+    return ContractlangError(diags, exc.sources)
 
 
 def _paths(terms: str | Path | Sequence[str | Path]) -> list[str | Path]:
