@@ -11,7 +11,8 @@ Exact: replicate values are Fractions. Sums of per-run values are exact integer 
 ``max`` and ``pN`` pick exact per-run values. Only the ``sum`` or ``mean`` of a per-run
 *quotient* (``mean(lost_gpu_time / metered_gpu_time)``), whose values have no common
 denominator, is summed in fixed point: each per-run quotient is rounded to 10⁻¹⁸ first, so
-a replicate is within 10⁻¹⁸ of its exact value (the point value is always exact).
+a replicate mean is within 10⁻¹⁸ of its exact value and a sum within runs × 10⁻¹⁸ (the point
+value, from ``evaluate``, is always exact).
 
 >>> import polars as pl
 >>> from decimal import Decimal as D
