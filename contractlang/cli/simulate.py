@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from contractlang.cli.common import OutputFormat, err, exit_with, guarded, out, print_diagnostics
-from contractlang.cli.inputs import (
-    check_table_path,
+from contractlang.cli.common import (
+    OutputFormat,
+    err,
+    exit_with,
+    guarded,
     os_reason,
-    progress_status,
-    usage_error,
+    out,
+    print_diagnostics,
     write_error,
-    write_table,
+    write_stdout,
 )
+from contractlang.cli.files import Outputs, write_table
+from contractlang.cli.inputs import progress_status, usage_error
 from contractlang.errors import ExitCode
 from contractlang.render.simulate_json import render_simulation_json
 from contractlang.render.simulate_terminal import render_simulation
@@ -96,8 +99,9 @@ def register(app: typer.Typer) -> None:
             raise usage_error(
                 f"`--resamples {resamples}` must be between {MIN_RESAMPLES:,} and {MAX_RESAMPLES:,}"
             )
-        check_table_path(ledger, "--ledger")
-        check_table_path(runs, "--runs")
+        outputs = Outputs([*terms, workload])
+        outputs.add(ledger, "--ledger")
+        outputs.add(runs, "--runs")
         prepare_trace_dir(trace_out)
         with progress_status() as step:
             result = simulate(
@@ -115,7 +119,7 @@ def register(app: typer.Typer) -> None:
                 step("writing the per-run table")
                 write_table(result.runs_table(), runs)
         if fmt is OutputFormat.json:
-            sys.stdout.write(render_simulation_json(result))
+            write_stdout(render_simulation_json(result))
         else:
             print_diagnostics(result.warnings, result.sources, OutputFormat.text)
             render_simulation(result, out)

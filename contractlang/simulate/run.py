@@ -164,7 +164,7 @@ def _explained(exc: ContractlangError) -> ContractlangError:
             help="the simulated trace has `price` when the workload gives one: add "
             "`price = …` (per GPU-hour) to it",
         )
-        if d.code == "E403" and "`price`" in d.message
+        if d.code == "E403" and "price`" in d.message  # `trace.price`, or the column `price`
         else d
         for d in exc.diagnostics
     ]
