@@ -10,7 +10,6 @@ error of every figure.
 from __future__ import annotations
 
 import re
-import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -31,7 +30,7 @@ from contractlang.simulate.monte_carlo import flip_warnings, monte_carlo
 from contractlang.simulate.provider import group_by_promises
 from contractlang.simulate.results import SimulatedContract, SimulatedTrace, Simulation
 from contractlang.simulate.workload import LoadedWorkload, load_workload
-from contractlang.simulate.write import write_batches
+from contractlang.simulate.write import copy_file, write_batches
 
 Progress = Callable[[str], None]
 
@@ -79,7 +78,7 @@ def simulate(
 
             events = write_batches(paths[0], sim.columns.schema(), batches)
             for extra in paths[1:]:
-                shutil.copyfile(paths[0], extra)
+                copy_file(paths[0], extra)
             step(f"evaluating trace {index} of {len(groups)}")
             try:
                 ev = evaluate(t, paths[0], contracts=[c.name for c in members], progress=step)
