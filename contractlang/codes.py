@@ -4,7 +4,8 @@ Codes are stable: a code, once published, keeps its meaning. `docs/language.md` 
 `docs/trace.md` list each with an example; a test checks that every code here is documented.
 
 - E0xx syntax and input, E1xx names, E2xx types and units, E3xx contract structure,
-  E4xx evaluation, E5xx command line and output files, T0xx trace validation; W-codes are warnings.
+  E4xx evaluation, E5xx command line and output files, E7xx rehearsals (`docs/rehearse.md`),
+  T0xx trace validation; W-codes are warnings.
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ CODES: dict[str, str] = {
     # command line and files
     "E501": "cannot write file",
     "E502": "invalid command-line input",
+    # rehearsals
+    "E701": "the job's command cannot start",
+    "E702": "invalid rehearsal setting",
+    "E703": "checkpoint outside the checkpoint directory",
+    "E704": "interrupts cannot be placed without the job's total steps",
     # trace validation
     "T001": "missing required column",
     "T002": "column has the wrong type",
@@ -90,4 +96,10 @@ CODES: dict[str, str] = {
     "W101": "checkpoint step goes back",
     "W102": "money column stored as floating point",
     "W401": "credit computed a negative amount",
+    "W701": "protocol line ignored",
+    "W702": "planned interrupt never came",
+    "W703": "job restored another step than the last valid checkpoint",
+    "W704": "job failed",
+    "W705": "job process outlived its allocation",
+    "W706": "job ended without a verdict",
 }

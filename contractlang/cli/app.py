@@ -36,7 +36,7 @@ def _root(
 
 
 #: Command modules; each defines ``register(app)``.
-COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "trace"]
+COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "rehearse", "trace"]
 
 for _name in COMMANDS:
     importlib.import_module(f"contractlang.cli.{_name}").register(app)
