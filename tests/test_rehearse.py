@@ -14,6 +14,7 @@ import itertools
 import json
 import math
 import shlex
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -243,6 +244,22 @@ def test_replayed_steps_are_what_the_mock_recomputed(rehearsed: Rehearsed) -> No
             x["step"] for x in rehearsed.log if x["event"] == "step" and x["alloc"] == a.alloc_id
         ]
         assert max(steps) == a.end_step
+
+
+def test_the_interrupted_mock_trains_the_model_an_uninterrupted_one_does(
+    rehearsed: Rehearsed, tmp_path: Path
+) -> None:
+    # the same mock, run once without rehearse: its validation loss is the rehearsed run's,
+    # to the last bit, so each restore resumed the very state the checkpoint held
+    log = tmp_path / "alone.log"
+    argv = [a for a in mock_argv(log) if a not in ("--slow-checkpoint", "40")]
+    done = subprocess.run(
+        [*argv, "--checkpoint-dir", str(tmp_path / "ck")], capture_output=True, check=True
+    )
+    assert b"contractlang: accepted" in done.stdout
+    alone = [json.loads(x) for x in log.read_text().splitlines() if '"validation"' in x]
+    rehearsed_val = [r for r in rehearsed.log if r["event"] == "validation"]
+    assert [r["loss"] for r in rehearsed_val] == [r["loss"] for r in alone]
 
 
 def test_excluding_replay_after_short_notice_bills_exactly_the_replay_less(

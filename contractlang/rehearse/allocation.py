@@ -19,7 +19,6 @@ Whatever is left of the group is killed when the allocation ends. Lines read aft
 from __future__ import annotations
 
 import os
-import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.rehearse import checkpoints
 from contractlang.rehearse.clock import Clock
-from contractlang.rehearse.process import Closed, Exited, Item, Job, Line
+from contractlang.rehearse.process import Closed, Exited, Item, Job, Line, exit_words
 from contractlang.rehearse.protocol import (
     Checkpoint,
     Malformed,
@@ -275,20 +274,10 @@ class AllocationRun:
         self.state.warn("W701", f"{self._where(item)}: `{shown}` was ignored: {reason}")
 
     def _failure(self, code: int | None) -> str:
-        if code is not None and code < 0:
-            how = f"was killed by {_signal_name(-code)}"
-        else:
-            how = f"exited with status {code}"
+        how = exit_words(code) if code is not None else "ended"
         tail = _last_line(self.workdir / f"{self.alloc_id}.err")
         said = f" (its last words: `{tail}`)" if tail else ""
         return f"the job {how} in allocation `{self.alloc_id}`{said}; the rehearsal stops there"
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def _last_line(path: Path) -> str | None:

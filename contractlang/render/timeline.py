@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from contractlang.lang.numbers import MICROS_PER_SECOND, micros
+from contractlang.rehearse.process import exit_words
 from contractlang.rehearse.record import AllocationRecord, Record
 from contractlang.rehearse.results import Rehearsal
 from contractlang.rehearse.scheduler import percent
@@ -119,8 +120,8 @@ def _end_text(a: AllocationRecord, f: dict[str, Any]) -> str:
     head = f"{a.end_reason}{at}"
     if a.end_reason == "reclaimed" and a.notice_us is None:
         head += " without notice"
-    if a.end_reason == "failed":
-        head += f" (exit status {a.returncode})"
+    if a.end_reason == "failed" and a.returncode is not None:
+        head += f": the job {exit_words(a.returncode)}"
     return f"{head}{ran}; {replay_text(f)}"
 
 
