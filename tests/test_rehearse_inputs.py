@@ -347,3 +347,48 @@ def test_every_rehearsal_code_is_registered() -> None:
         "W705",
         "W706",
     }
+
+
+def test_the_terminal_report_fits_80_columns_and_says_what_happened(tmp_path: Path) -> None:
+    body = (
+        "d = os.environ['CONTRACTLANG_CHECKPOINT_DIR']\n"
+        "start = 2 if os.path.exists(d + '/c2') else 0\n"
+        "say('total 6')\n"
+        "if start: say('restored 2')\n"
+        "for i in range(start + 1, 7):\n"
+        "    time.sleep(0.03)\n"
+        "    say(f'step {i}')\n"
+        "    if i == 2:\n"
+        "        open(d + '/c2', 'w').write('x')\n"
+        "        say(f'checkpoint 2 {d}/c2')\n"
+        "say('accepted')\n"
+    )
+    (tmp_path / "t.spot").write_text(TERMS.replace("1 second", "30 seconds"))
+    result = run(
+        "rehearse",
+        tmp_path / "t.spot",
+        "--command",
+        shlex.join(job(tmp_path, body)),
+        "--at",
+        "50%",
+        "--time-scale",
+        "100",
+        "--replacement-wait",
+        "1 min",
+    )
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(x) for x in lines) <= 80
+    text = "\n".join(x.rstrip() for x in lines)
+    for said in (
+        "notice 30 s by SIGTERM (the draft's promise); replacement wait 1 min (set by",
+        "time scale 100: notice leads and waits ran 100× faster than recorded",
+        "checkpoint 2 ✓",
+        "waited 1 min for a replacement",
+        "restored step 2",
+        "failure path",
+        "final result: accepted",
+        "net billed",
+    ):
+        assert said in text, said

@@ -89,8 +89,10 @@ class AllocationRun:
         )
         try:
             self._loop(job)
-        finally:
-            job.kill()  # also on an error or Ctrl-C: no process outlives its allocation
+        except BaseException:  # an error or Ctrl-C: no process outlives its allocation
+            job.abandon()
+            raise
+        job.kill()
         rest, alive = job.close()
         for item in rest:
             self._handle(item)

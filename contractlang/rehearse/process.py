@@ -173,6 +173,12 @@ class Job:
         """Reclaim: ``SIGKILL`` to the whole group (also to what outlived the first process)."""
         self.signal(signal.SIGKILL)
 
+    def abandon(self) -> None:
+        """Kill the group and stop reading the events file, without waiting (an error or an
+        interrupt is on its way out)."""
+        self.kill()
+        self._stop.set()
+
     def close(self, grace: float = 5.0) -> tuple[list[Item], list[int]]:
         """After :meth:`kill`: wait until the first process is reaped and stdout is closed
         (at most ``grace`` seconds), read the events file a last time, and return what was

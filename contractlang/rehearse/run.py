@@ -109,7 +109,7 @@ def _preflight(terms: Terms, plan: RehearsalPlan, settings: RehearsalSettings) -
 def _workdir(given: Path | None) -> tuple[Path, bool]:
     """``--workdir`` (kept; new or empty), or a temporary folder removed at the end."""
     if given is None:
-        return Path(tempfile.mkdtemp(prefix="contractlang-rehearse-")), True
+        return Path(tempfile.mkdtemp(prefix="contractlang-rehearse-")).resolve(), True
     if given.exists() and (not given.is_dir() or any(given.iterdir())):
         raise setting_error(
             f"`--workdir {given}` must be a new or empty folder",
@@ -119,4 +119,4 @@ def _workdir(given: Path | None) -> tuple[Path, bool]:
     if not given.parent.is_dir():
         raise setting_error(f"`--workdir {given}`: the folder `{given.parent}` does not exist")
     given.mkdir(exist_ok=True)
-    return given, False
+    return given.resolve(), False
