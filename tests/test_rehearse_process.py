@@ -21,7 +21,7 @@ import polars as pl
 import pytest
 
 from contractlang.pipeline.language import terms_from_text
-from contractlang.rehearse import RehearsalReport, RehearsalSettings, rehearse
+from contractlang.rehearse import RehearsalReport, RehearsalSettings, process, rehearse
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -227,6 +227,34 @@ def test_no_process_outlives_rehearse_when_it_is_stopped(tmp_path: Path) -> None
     assert b"rehearsal interrupted" in stderr
     assert [p for p in pids_of(pids) if running(p)] == []
     assert group_gone(pids_of(pids)[0])
+
+
+def test_a_process_that_leaves_the_group_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the one escape from a process group: a new session. rehearse cannot reclaim it, but
+    # it sees the job's output still open after the end, and says so
+    monkeypatch.setattr(process, "GRACE_SECONDS", 0.5)
+    script = tmp_path / "j.py"
+    pids = tmp_path / "pids"
+    script.write_text(
+        "import subprocess, sys\n"
+        "p = subprocess.Popen(['sleep', '30'], start_new_session=True)\n"
+        f"open({str(pids)!r}, 'w').write(str(p.pid))\n"
+        "print('contractlang: accepted', flush=True)\n"
+    )
+    settings = RehearsalSettings((sys.executable, str(script)), "j", interrupts=())
+    try:
+        report = rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    finally:
+        escaped = int(pids.read_text())
+        os.kill(escaped, signal.SIGKILL)
+    assert ends(report) == ["released"]
+    (w,) = [w for w in report.rehearsals[0].record.warnings if w.code == "W705"]
+    assert w.message == (
+        "the job outlived allocation `rehearsal-a1`: a process that left its process group "
+        "still holds its output"
+    )
 
 
 @pytest.mark.parametrize("sig", ["USR1", "INT"])

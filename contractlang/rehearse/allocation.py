@@ -93,17 +93,21 @@ class AllocationRun:
             job.abandon()
             raise
         job.kill()
-        rest, alive = job.close()
+        rest, alive, held = job.close()
         for item in rest:
             self._handle(item)
         ending = self.ending
         assert ending is not None
         self._verify()
-        if alive:
+        if alive or held:
+            what = (
+                f"{len(alive)} process(es) of its group would not die"
+                if alive
+                else "a process that left its process group still holds its output"
+            )
             s.warn(
                 "W705",
-                f"{len(alive)} process(es) of the job outlived allocation `{self.alloc_id}`, "
-                "having left its process group",
+                f"the job outlived allocation `{self.alloc_id}`: {what}",
                 help="rehearse reclaims a job's process group; a process that calls setsid() "
                 "escapes it",
             )

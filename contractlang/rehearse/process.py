@@ -27,6 +27,7 @@ from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 
 POLL_SECONDS = 0.01  # how often the events file is read
+GRACE_SECONDS = 5.0  # how long a reclaimed job may take to close its output
 
 
 @dataclass(frozen=True)
@@ -179,10 +180,12 @@ class Job:
         self.kill()
         self._stop.set()
 
-    def close(self, grace: float = 5.0) -> tuple[list[Item], list[int]]:
+    def close(self, grace: float | None = None) -> tuple[list[Item], list[int], bool]:
         """After :meth:`kill`: wait until the first process is reaped and stdout is closed
         (at most ``grace`` seconds), read the events file a last time, and return what was
-        still unread and the processes of the group still alive."""
+        still unread, the processes of the group still running, and whether the job's stdout
+        is still open (held by a process that left the group)."""
+        grace = GRACE_SECONDS if grace is None else grace
         deadline = time.monotonic() + grace
         rest: list[Item] = []
         self._stop.set()
@@ -191,7 +194,7 @@ class Job:
             if item is None:
                 break
             rest.append(item)
-        return rest, survivors(self.pgid, wait=grace)
+        return rest, survivors(self.pgid, wait=grace), "stdout" not in self.closed
 
 
 def exit_words(code: int) -> str:
