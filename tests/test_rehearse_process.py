@@ -8,6 +8,7 @@ The jobs here are small Python scripts (:data:`JOB`) that write their pid, and t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -215,14 +216,22 @@ def test_no_process_outlives_rehearse_when_it_is_stopped(tmp_path: Path) -> None
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 20
-    while len(pids_of(pids)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)  # the job is past its notice now, waiting out an hour's lead
-    assert len(pids_of(pids)) == 2
-    assert running(pids_of(pids)[0])  # (its `sleep` took the notice's SIGTERM and died)
-    proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=20)
+    try:
+        deadline = time.monotonic() + 20
+        while len(pids_of(pids)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the job is past its notice now, waiting out an hour's lead
+        assert len(pids_of(pids)) == 2
+        assert running(pids_of(pids)[0])  # (its `sleep` took the notice's SIGTERM and died)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=20)
+    finally:  # if anything above failed, leave nothing running
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+            for pid in pids_of(pids)[:1]:  # the job's group (rehearse was killed outright)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
     assert proc.returncode == 130
     assert b"rehearsal interrupted" in stderr
     assert [p for p in pids_of(pids) if running(p)] == []
