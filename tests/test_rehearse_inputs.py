@@ -392,3 +392,22 @@ def test_the_terminal_report_fits_80_columns_and_says_what_happened(tmp_path: Pa
         "net billed",
     ):
         assert said in text, said
+
+
+def test_trace_out_files_are_outputs_like_any_other(tmp_path: Path) -> None:
+    # `--trace-out DIR` writes DIR/c.parquet for contract `c`: the ledger may not be that file
+    (tmp_path / "t.spot").write_text(TERMS)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run(
+        "rehearse",
+        tmp_path / "t.spot",
+        "--mock",
+        "--trace-out",
+        out,
+        "--ledger",
+        out / "c.parquet",
+    )
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "is the same file as `--ledger" in result.output

@@ -4,15 +4,25 @@ provider would, and bill what happened under each draft (docs/rehearse.md)."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from contractlang.cli.common import OutputFormat, err, exit_with, guarded, out, print_diagnostics
-from contractlang.cli.inputs import check_table_path, progress_status, usage_error, write_table
+from contractlang.cli.common import (
+    OutputFormat,
+    err,
+    exit_with,
+    guarded,
+    out,
+    print_diagnostics,
+    write_stdout,
+)
+from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_table, write_trace_file
+from contractlang.cli.inputs import progress_status, usage_error
 from contractlang.errors import ExitCode
+from contractlang.lang.terms import Terms
+from contractlang.pipeline.language import load_terms
 from contractlang.rehearse import AllocationSpec, RehearsalReport, RehearsalSettings, rehearse
 from contractlang.rehearse.settings import (
     command_from_text,
@@ -44,13 +54,18 @@ def trace_file(folder: Path, contract: str) -> Path:
     return folder / (re.sub(r"[^A-Za-z0-9._-]", "_", contract) + ".parquet")
 
 
-def _check_trace_out(folder: Path | None) -> None:
+def _plan_trace_out(folder: Path | None, terms: Terms, outputs: Outputs) -> None:
+    """``DIR/<contract>.parquet`` for every draft, checked like every other output (the
+    folder is made here when its parent exists)."""
     if folder is None:
         return
     if folder.exists() and not folder.is_dir():
         raise usage_error(f"`--trace-out {folder}` is a file, not a folder")
     if not folder.exists() and not folder.parent.is_dir():
         raise usage_error(f"`--trace-out {folder}`: the folder `{folder.parent}` does not exist")
+    folder.mkdir(exist_ok=True)
+    for c in terms.contracts:
+        outputs.add(trace_file(folder, c.name), "--trace-out", TRACE_SUFFIXES)
 
 
 def _command(command: str | None, mock: bool) -> tuple[tuple[str, ...], str]:
@@ -129,9 +144,11 @@ def register(app: typer.Typer) -> None:
         if interrupts is not None and at is not None:
             raise usage_error("give `--interrupts N` or `--at …`, not both")
         argv, shown = _command(command, mock)
-        check_table_path(ledger, "--ledger")
-        check_table_path(runs, "--runs")
-        _check_trace_out(trace_out)
+        outputs = Outputs(terms)
+        outputs.add(ledger, "--ledger")
+        outputs.add(runs, "--runs")
+        checked = load_terms(terms)
+        _plan_trace_out(trace_out, checked, outputs)
         settings = RehearsalSettings(
             command=argv,
             shown_command=shown,
@@ -151,7 +168,7 @@ def register(app: typer.Typer) -> None:
         )
         try:
             with progress_status() as step:
-                report = rehearse(terms, settings, progress=step)
+                report = rehearse(checked, settings, progress=step)
         except KeyboardInterrupt:
             err.print("rehearsal interrupted: the job's processes were stopped", markup=False)
             raise typer.Exit(INTERRUPTED) from None
@@ -162,7 +179,7 @@ def register(app: typer.Typer) -> None:
             *(w for r in report.rehearsals for c in r.contracts for w in c.warnings),
         ]
         if fmt is OutputFormat.json:
-            sys.stdout.write(render_json(report))
+            write_stdout(render_json(report))
         else:
             print_diagnostics(warnings, report.sources, OutputFormat.text)
             render_rehearsal(report, out)
@@ -179,8 +196,7 @@ def _write(
         write_table(report.runs_table(), runs)
         err.print(f"wrote the per-run table to {runs}", markup=False)
     if trace_out is not None:
-        trace_out.mkdir(exist_ok=True)
         for c, r in report.drafts():
             path = trace_file(trace_out, c.name)
-            write_table(r.trace, path)
+            write_trace_file(r.trace, path)
             err.print(f"wrote the trace of {c.name} to {path}", markup=False)
