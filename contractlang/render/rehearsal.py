@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from contractlang.evaluate.results import ContractResult
-from contractlang.lang.numbers import MICROS_PER_HOUR, round_fraction
+from contractlang.lang.numbers import MICROS_PER_HOUR, plain, round_fraction
 from contractlang.rehearse.plan import Timing
 from contractlang.rehearse.record import Record
 from contractlang.rehearse.results import Rehearsal, RehearsalReport
@@ -37,7 +37,7 @@ def gpu_hours(gpu_us: int) -> str:
     >>> gpu_hours(141_208_384)
     '0.0392 GPU-h'
     """
-    return f"{round_fraction(Fraction(gpu_us, MICROS_PER_HOUR), 4, half_even=False)} GPU-h"
+    return f"{plain(round_fraction(Fraction(gpu_us, MICROS_PER_HOUR), 4, half_even=False))} GPU-h"
 
 
 def para(text: str | Text, indent: int = 0) -> RenderableType:
@@ -74,7 +74,7 @@ def settings_lines(record: Record, number: int, total: int) -> list[RenderableTy
         )
     )
     spec = record.allocation
-    price = f", price {spec.price} per GPU-hour" if spec.price is not None else ""
+    price = f", price {plain(spec.price)} per GPU-hour" if spec.price is not None else ""
     zone = f" in {spec.zone}" if spec.zone else ""
     lines.append(
         para(f"each allocation: {spec.gpus} × {spec.sku}, {spec.capacity}{zone}{price}", 2)
@@ -111,14 +111,15 @@ def _bill(rows: Iterable[dict[str, Any]], currency: str) -> str:
     parts = []
     for r in rows:
         amount: Decimal = r["amount"]
+        qty = plain(r["quantity_gpu_hours"]) if r["quantity_gpu_hours"] is not None else ""
         if r["kind"] == "charge":
-            parts.append(f"charged {r['quantity_gpu_hours']} GPU-h: {amount:,} {currency}")
+            parts.append(f"charged {qty} GPU-h: {plain(amount, grouped=True)} {currency}")
         elif r["kind"] == "exclusion":
-            parts.append(f"excluded {r['quantity_gpu_hours']} GPU-h by “{r['term']}”")
+            parts.append(f"excluded {qty} GPU-h by “{r['term']}”")
         elif r["kind"] == "credit":
-            parts.append(f"credit “{r['term']}” {amount:,} {currency}")
+            parts.append(f"credit “{r['term']}” {plain(amount, grouped=True)} {currency}")
         else:
-            parts.append(f"“{r['term']}” {amount:+,} {currency}")
+            parts.append(f"“{r['term']}” {plain(amount, grouped=True, sign=True)} {currency}")
     return "; ".join(parts) or "nothing billed"
 
 

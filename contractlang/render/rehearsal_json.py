@@ -9,9 +9,10 @@ strings, as in `evaluate`'s JSON; each draft's object is `evaluate`'s contract o
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
-from contractlang.lang.numbers import micros
+from contractlang.lang.numbers import micros, plain
 from contractlang.rehearse.plan import Timing
 from contractlang.rehearse.results import Rehearsal, RehearsalReport
 from contractlang.render.json_report import contract_to_json
@@ -37,7 +38,7 @@ def report_to_json(report: RehearsalReport) -> dict[str, Any]:
             "sku": spec.sku,
             "capacity": spec.capacity,
             "zone": spec.zone,
-            "price": None if spec.price is None else str(spec.price),
+            "price": None if spec.price is None else plain(spec.price),
         },
         "interrupts_at": [str(f) for f in s.interrupts],
         "rehearsals": [rehearsal_to_json(r) for r in report.rehearsals],
@@ -129,10 +130,14 @@ def _seconds(value: Any) -> str | None:
     return None if value is None else seconds_str(micros(value))
 
 
+def _text(value: Any) -> str:
+    return plain(value) if isinstance(value, Decimal) else str(value)
+
+
 def _bill(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The draft's ledger lines without their dates (real days, not the rehearsal's own)."""
     keep = ("alloc_id", "kind", "term", "line", "quantity_gpu_hours", "amount")
     return [
-        {k: (None if x[k] is None else x[k] if k == "line" else str(x[k])) for k in keep}
+        {k: None if x[k] is None else x[k] if k == "line" else _text(x[k]) for k in keep}
         for x in lines
     ]
