@@ -85,50 +85,73 @@ def register(app: typer.Typer) -> None:
     @app.command("rehearse")
     @guarded()
     def rehearse_cmd(
-        terms: Annotated[list[Path], typer.Argument(help="Terms files (.spot).")],
+        terms: Annotated[
+            list[Path], typer.Argument(metavar="TERMS...", help="Terms files (.spot).")
+        ],
         command: Annotated[
-            str | None, typer.Option(help='The job to rehearse, e.g. "python train.py".')
+            str | None,
+            typer.Option(metavar="CMD", help='The job to rehearse, e.g. "python train.py".'),
         ] = None,
         mock: Annotated[
             bool, typer.Option("--mock", help="Rehearse the bundled mock job.")
         ] = False,
         interrupts: Annotated[
-            int | None, typer.Option(help="Reclaims at evenly spaced shares of progress [1].")
+            int | None,
+            typer.Option(metavar="N", help="Reclaims at evenly spaced shares of progress [1]."),
         ] = None,
-        at: Annotated[str | None, typer.Option(help="Reclaims at these shares: 30%,70%.")] = None,
+        at: Annotated[
+            str | None, typer.Option(metavar="SHARES", help="Reclaims at these shares: 30%,70%.")
+        ] = None,
         notice: Annotated[
-            str | None, typer.Option(help="Notice lead, e.g. 10s [each draft's promise].")
+            str | None,
+            typer.Option(metavar="DURATION", help="Notice lead, e.g. 10s [each draft's promise]."),
         ] = None,
-        notice_signal: Annotated[str, typer.Option(help="How the notice is sent.")] = "TERM",
+        notice_signal: Annotated[
+            str, typer.Option(metavar="SIGNAL", help="How the notice is sent.")
+        ] = "TERM",
         replacement_wait: Annotated[
-            str | None, typer.Option(help="Wait before the next allocation [the promise].")
+            str | None,
+            typer.Option(metavar="DURATION", help="Wait before the next allocation [the promise]."),
         ] = None,
         time_scale: Annotated[
-            str, typer.Option(help="Run notices and waits this many times faster.")
+            str, typer.Option(metavar="X", help="Run notices and waits this many times faster.")
         ] = "1",
-        run_id: Annotated[str, typer.Option(help="The run's ID in the trace.")] = "rehearsal",
-        gpus: Annotated[int, typer.Option(help="GPUs in each allocation.")] = 8,
-        sku: Annotated[str, typer.Option(help="The allocation's SKU.")] = "H100-80G",
-        capacity: Annotated[str, typer.Option(help="spot, on_demand or reserved.")] = "spot",
-        zone: Annotated[str | None, typer.Option(help="The allocation's zone.")] = None,
-        price: Annotated[str, typer.Option(help="The trace's price per GPU-hour.")] = "2.50",
+        run_id: Annotated[
+            str, typer.Option(metavar="ID", help="The run's ID in the trace.")
+        ] = "rehearsal",
+        gpus: Annotated[int, typer.Option(metavar="N", help="GPUs in each allocation.")] = 8,
+        sku: Annotated[str, typer.Option(metavar="SKU", help="The allocation's SKU.")] = "H100-80G",
+        capacity: Annotated[
+            str, typer.Option(metavar="CAPACITY", help="spot, on_demand or reserved.")
+        ] = "spot",
+        zone: Annotated[
+            str | None, typer.Option(metavar="ZONE", help="The allocation's zone.")
+        ] = None,
+        price: Annotated[
+            str, typer.Option(metavar="PRICE", help="The trace's price per GPU-hour.")
+        ] = "2.50",
         steps: Annotated[
-            int | None, typer.Option(help="The job's total steps, if it does not say.")
+            int | None, typer.Option(metavar="N", help="The job's total steps, if it does not say.")
         ] = None,
         workdir: Annotated[
-            Path | None, typer.Option(help="Keep checkpoints and job output here (new folder).")
+            Path | None,
+            typer.Option(metavar="DIR", help="Keep checkpoints and job output here (new folder)."),
         ] = None,
         fmt: Annotated[
-            OutputFormat, typer.Option("--format", help="text for people, json for tools")
+            OutputFormat,
+            typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
         ] = OutputFormat.text,
         ledger: Annotated[
-            Path | None, typer.Option(help="Write the line items (.parquet or .csv).")
+            Path | None,
+            typer.Option(metavar="PATH", help="Write the line items (.parquet or .csv)."),
         ] = None,
         runs: Annotated[
-            Path | None, typer.Option(help="Write the per-run table (.parquet or .csv).")
+            Path | None,
+            typer.Option(metavar="PATH", help="Write the per-run table (.parquet or .csv)."),
         ] = None,
         trace_out: Annotated[
-            Path | None, typer.Option(help="Write each draft's trace as DIR/<contract>.parquet.")
+            Path | None,
+            typer.Option(metavar="DIR", help="Write each draft's trace as DIR/<contract>.parquet."),
         ] = None,
     ) -> None:
         """Interrupt a real job as a spot provider would, and bill what happened under each

@@ -15,12 +15,14 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from contractlang.diagnostics import printable
 from contractlang.evaluate.results import ContractResult
 from contractlang.lang.numbers import MICROS_PER_HOUR, plain, round_fraction
 from contractlang.rehearse.plan import Timing
 from contractlang.rehearse.record import Record
 from contractlang.rehearse.results import Rehearsal, RehearsalReport
 from contractlang.rehearse.scheduler import percent
+from contractlang.render.layout import wrap
 from contractlang.render.numbers import duration_human, money
 from contractlang.render.terminal import requirement_line
 from contractlang.render.timeline import (
@@ -57,7 +59,12 @@ def _origin(t: Timing, what: str) -> str:
 def settings_lines(record: Record, number: int, total: int) -> list[RenderableType]:
     plan = record.plan
     lines: list[RenderableType] = [
-        para(Text(f"rehearsal {number} of {total}: {', '.join(plan.contracts)}", style="bold"))
+        para(
+            Text(
+                f"rehearsal {number} of {total}: {printable(', '.join(plan.contracts))}",
+                style="bold",
+            )
+        )
     ]
     notice = plan.notice
     how = (
@@ -77,7 +84,9 @@ def settings_lines(record: Record, number: int, total: int) -> list[RenderableTy
     price = f", price {plain(spec.price)} per GPU-hour" if spec.price is not None else ""
     zone = f" in {spec.zone}" if spec.zone else ""
     lines.append(
-        para(f"each allocation: {spec.gpus} × {spec.sku}, {spec.capacity}{zone}{price}", 2)
+        para(
+            printable(f"each allocation: {spec.gpus} × {spec.sku}, {spec.capacity}{zone}{price}"), 2
+        )
     )
     shares = ", ".join(percent(i.fraction) for i in record.interrupts) or "none"
     fired = sum(1 for i in record.interrupts if i.alloc_id is not None)
@@ -115,15 +124,19 @@ def _bill(rows: Iterable[dict[str, Any]], currency: str) -> str:
         if r["kind"] == "charge":
             parts.append(f"charged {qty} GPU-h: {plain(amount, grouped=True)} {currency}")
         elif r["kind"] == "exclusion":
-            parts.append(f"excluded {qty} GPU-h by “{r['term']}”")
+            parts.append(f"excluded {qty} GPU-h by “{printable(r['term'])}”")
         elif r["kind"] == "credit":
-            parts.append(f"credit “{r['term']}” {plain(amount, grouped=True)} {currency}")
+            parts.append(
+                f"credit “{printable(r['term'])}” {plain(amount, grouped=True)} {currency}"
+            )
         else:
-            parts.append(f"“{r['term']}” {plain(amount, grouped=True, sign=True)} {currency}")
+            parts.append(
+                f"“{printable(r['term'])}” {plain(amount, grouped=True, sign=True)} {currency}"
+            )
     return "; ".join(parts) or "nothing billed"
 
 
-def draft_lines(c: ContractResult, rehearsal: Rehearsal) -> list[RenderableType]:
+def draft_lines(c: ContractResult, rehearsal: Rehearsal, width: int) -> list[RenderableType]:
     t, s = c.totals, c.settings
 
     def m(minor: int) -> str:
@@ -131,7 +144,7 @@ def draft_lines(c: ContractResult, rehearsal: Rehearsal) -> list[RenderableType]
 
     out: list[RenderableType] = [
         Text(""),
-        para(Text(c.name, style="bold")),
+        para(Text(printable(c.name), style="bold")),
         para(
             f"metered {gpu_hours(t.metered_gpu_us)} · excluded {gpu_hours(t.excluded_gpu_us)}"
             f" · billed {gpu_hours(t.billable_gpu_us)} · replayed {gpu_hours(t.lost_gpu_us)}"
@@ -146,7 +159,9 @@ def draft_lines(c: ContractResult, rehearsal: Rehearsal) -> list[RenderableType]
     bills.add_column(overflow="fold")
     for a in rehearsal.record.allocations:
         lines = ledger.filter(pl.col("alloc_id") == a.alloc_id).iter_rows(named=True)
-        bills.add_row(f"{a.alloc_id} {facts[a.alloc_id]['end_reason']}", _bill(lines, s.currency))
+        bills.add_row(
+            printable(f"{a.alloc_id} {facts[a.alloc_id]['end_reason']}"), _bill(lines, s.currency)
+        )
     run_lines = ledger.filter(pl.col("alloc_id").is_null())
     if not run_lines.is_empty():
         bills.add_row("the run", _bill(run_lines.iter_rows(named=True), s.currency))
@@ -165,8 +180,14 @@ def draft_lines(c: ContractResult, rehearsal: Rehearsal) -> list[RenderableType]
         verdict = (
             Text("meets it", style="green") if b.met else Text("does not meet it", style="red")
         )
-        out.append(para(Text.assemble(f"budget “{b.name}”: ", verdict), 2))
-        out.extend(para(requirement_line(r, s.precision), 2) for r in b.requirements)
+        out.append(para(Text.assemble(f"budget “{printable(b.name)}”: ", verdict), 2))
+        for r in b.requirements:
+            mark, chunks = requirement_line(r, s.precision)
+            said = [printable(x) for x in chunks]
+            said[0] = mark.plain + said[0]
+            line = Text("\n".join(wrap(said, width - 2, indent=len(mark))))
+            line.stylize(mark.style, 0, len(mark))
+            out.append(para(line, 2))
     return out
 
 
@@ -182,7 +203,7 @@ def render_rehearsal(report: RehearsalReport, console: Console) -> None:
         result = r.record.result or "no verdict (the run is not accepted)"
         console.print(Text.assemble("final result: ", (result, "bold")))
         for c in r.contracts:
-            for item in draft_lines(c, r):
+            for item in draft_lines(c, r, console.width):
                 console.print(item, soft_wrap=False)
         console.print()
     console.print(verdict_text(report), soft_wrap=False)

@@ -15,6 +15,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from contractlang.diagnostics import printable
 from contractlang.lang.numbers import MICROS_PER_SECOND, micros
 from contractlang.rehearse.process import exit_words
 from contractlang.rehearse.record import AllocationRecord, Record
@@ -75,7 +76,7 @@ def timeline_table(rehearsal: Rehearsal) -> Table:
                 clock(previous.end_us), "", f"waited {span(wait)} for a replacement", style="dim"
             )
         for at, text, style in _rows(record, a, facts[a.alloc_id]):
-            table.add_row(clock(at), a.alloc_id, text, style=style)
+            table.add_row(clock(at), printable(a.alloc_id), printable(text), style=style)
         previous = a
     return table
 
@@ -165,7 +166,7 @@ def failure_path_table(rehearsal: Rehearsal) -> Table | Text:
         wait = f["replacement_wait"]
         failed = " (failed)" if f["end_reason"] == "failed" else ""
         table.add_row(
-            f"{f['alloc_id']}{failed}",
+            printable(f"{f['alloc_id']}{failed}"),
             span(micros(lead)) if lead is not None else "—",
             ckpt,
             f"{steps} steps, {replay}" if steps is not None else replay,
