@@ -5,7 +5,8 @@ Codes are stable: a code, once published, keeps its meaning. `docs/language.md` 
 
 - E0xx syntax and input, E1xx names, E2xx types and units, E3xx contract structure,
   E4xx evaluation, E5xx command line and output files, E6xx workload and availability files
-  (`simulate`), T0xx trace validation; W-codes are warnings.
+  (`simulate`), E7xx rehearsals (`docs/rehearse.md`), T0xx trace validation; W-codes are
+  warnings.
 """
 
 from __future__ import annotations
@@ -75,6 +76,11 @@ CODES: dict[str, str] = {
     "E608": "malformed availability trace",
     "E609": "invalid value in an availability trace",
     "E610": "availability trace never has the capacity the job needs",
+    # rehearsals
+    "E701": "the job's command cannot start",
+    "E702": "invalid rehearsal setting",
+    "E703": "checkpoint outside the checkpoint directory",
+    "E704": "interrupts cannot be placed without the job's total steps",
     # trace validation
     "T001": "missing required column",
     "T002": "column has the wrong type",
@@ -110,4 +116,10 @@ CODES: dict[str, str] = {
     "W401": "credit computed a negative amount",
     "W601": "a verdict flips inside its 95% interval: needs more runs",
     "W602": "simulated runs gave up",
+    "W701": "protocol line ignored",
+    "W702": "planned interrupt never came",
+    "W703": "job restored another step than the last valid checkpoint",
+    "W704": "job failed",
+    "W705": "job process outlived its allocation",
+    "W706": "job ended without a verdict",
 }

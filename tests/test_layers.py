@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "contractlang"
 #: same module) and from any lower layer; units that share a layer are siblings and may not
 #: import each other.
 LAYERS: list[tuple[str, ...]] = [
-    ("contractlang.codes", "contractlang.version"),
+    ("contractlang.codes", "contractlang.version", "contractlang.mock_trainer"),
     ("contractlang.diagnostics",),
     ("contractlang.errors",),
     ("contractlang.lang",),
@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("contractlang.fmt", "contractlang.compile"),
     ("contractlang.evaluate",),
     ("contractlang.pipeline",),
-    ("contractlang.simulate",),
+    ("contractlang.simulate", "contractlang.rehearse"),
     ("contractlang.render",),
     ("contractlang.cli",),
     ("contractlang", "contractlang.__main__"),

@@ -57,7 +57,7 @@ def _root(
 
 
 #: Command modules; each defines ``register(app)``.
-COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "simulate", "trace"]
+COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "rehearse", "simulate", "trace"]
 
 for _name in COMMANDS:
     importlib.import_module(f"contractlang.cli.{_name}").register(app)

@@ -1,0 +1,225 @@
+"""`contractlang rehearse TERMS… --command CMD | --mock`: interrupt a real job as a spot
+provider would, and bill what happened under each draft (docs/rehearse.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from contractlang.cli.common import (
+    OutputFormat,
+    err,
+    exit_with,
+    guarded,
+    out,
+    print_diagnostics,
+    write_stdout,
+)
+from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_table, write_trace_file
+from contractlang.cli.inputs import progress_status, usage_error
+from contractlang.errors import ExitCode
+from contractlang.lang.terms import Terms
+from contractlang.pipeline.language import load_terms
+from contractlang.rehearse import AllocationSpec, RehearsalReport, RehearsalSettings, rehearse
+from contractlang.rehearse.settings import (
+    command_from_text,
+    evenly,
+    mock_command,
+    parse_duration,
+    parse_price,
+    parse_progress,
+    parse_scale,
+    parse_signal,
+)
+from contractlang.render.rehearsal import render_rehearsal
+from contractlang.render.rehearsal_json import render_json
+
+#: The exit code of a rehearsal stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells use).
+INTERRUPTED = 130
+
+
+def exit_code(report: RehearsalReport) -> ExitCode:
+    return ExitCode.NOT_MET if report.verdict == "not met" else ExitCode.OK
+
+
+def trace_file(folder: Path, contract: str) -> Path:
+    """``DIR/<contract>.parquet``; characters a file name should not hold become ``_``.
+
+    >>> trace_file(Path("out"), "northwind v3/b").as_posix()
+    'out/northwind_v3_b.parquet'
+    """
+    return folder / (re.sub(r"[^A-Za-z0-9._-]", "_", contract) + ".parquet")
+
+
+def _plan_trace_out(folder: Path | None, terms: Terms, outputs: Outputs) -> None:
+    """``DIR/<contract>.parquet`` for every draft, checked like every other output (the
+    folder is made here when its parent exists)."""
+    if folder is None:
+        return
+    if folder.exists() and not folder.is_dir():
+        raise usage_error(f"`--trace-out {folder}` is a file, not a folder")
+    if not folder.exists() and not folder.parent.is_dir():
+        raise usage_error(f"`--trace-out {folder}`: the folder `{folder.parent}` does not exist")
+    folder.mkdir(exist_ok=True)
+    for c in terms.contracts:
+        outputs.add(trace_file(folder, c.name), "--trace-out", TRACE_SUFFIXES)
+
+
+def _command(command: str | None, mock: bool) -> tuple[tuple[str, ...], str]:
+    if mock and command is not None:
+        raise usage_error("give `--command` or `--mock`, not both")
+    if mock:
+        return mock_command()
+    if command is None:
+        raise usage_error(
+            'nothing to rehearse: give the job with `--command "…"`, or `--mock`',
+            help='e.g. contractlang rehearse terms.spot --command "python train.py"',
+        )
+    return command_from_text(command), command
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("rehearse")
+    @guarded()
+    def rehearse_cmd(
+        terms: Annotated[
+            list[Path], typer.Argument(metavar="TERMS...", help="Terms files (.spot).")
+        ],
+        command: Annotated[
+            str | None,
+            typer.Option(metavar="CMD", help='The job to rehearse, e.g. "python train.py".'),
+        ] = None,
+        mock: Annotated[
+            bool, typer.Option("--mock", help="Rehearse the bundled mock job.")
+        ] = False,
+        interrupts: Annotated[
+            int | None,
+            typer.Option(metavar="N", help="Reclaims at evenly spaced shares of progress [1]."),
+        ] = None,
+        at: Annotated[
+            str | None, typer.Option(metavar="SHARES", help="Reclaims at these shares: 30%,70%.")
+        ] = None,
+        notice: Annotated[
+            str | None,
+            typer.Option(metavar="DURATION", help="Notice lead, e.g. 10s [each draft's promise]."),
+        ] = None,
+        notice_signal: Annotated[
+            str, typer.Option(metavar="SIGNAL", help="How the notice is sent.")
+        ] = "TERM",
+        replacement_wait: Annotated[
+            str | None,
+            typer.Option(metavar="DURATION", help="Wait before the next allocation [the promise]."),
+        ] = None,
+        time_scale: Annotated[
+            str, typer.Option(metavar="X", help="Run notices and waits this many times faster.")
+        ] = "1",
+        run_id: Annotated[
+            str, typer.Option(metavar="ID", help="The run's ID in the trace.")
+        ] = "rehearsal",
+        gpus: Annotated[int, typer.Option(metavar="N", help="GPUs in each allocation.")] = 8,
+        sku: Annotated[str, typer.Option(metavar="SKU", help="The allocation's SKU.")] = "H100-80G",
+        capacity: Annotated[
+            str, typer.Option(metavar="CAPACITY", help="spot, on_demand or reserved.")
+        ] = "spot",
+        zone: Annotated[
+            str | None, typer.Option(metavar="ZONE", help="The allocation's zone.")
+        ] = None,
+        price: Annotated[
+            str, typer.Option(metavar="PRICE", help="The trace's price per GPU-hour.")
+        ] = "2.50",
+        steps: Annotated[
+            int | None, typer.Option(metavar="N", help="The job's total steps, if it does not say.")
+        ] = None,
+        workdir: Annotated[
+            Path | None,
+            typer.Option(metavar="DIR", help="Keep checkpoints and job output here (new folder)."),
+        ] = None,
+        fmt: Annotated[
+            OutputFormat,
+            typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
+        ] = OutputFormat.text,
+        ledger: Annotated[
+            Path | None,
+            typer.Option(metavar="PATH", help="Write the line items (.parquet or .csv)."),
+        ] = None,
+        runs: Annotated[
+            Path | None,
+            typer.Option(metavar="PATH", help="Write the per-run table (.parquet or .csv)."),
+        ] = None,
+        trace_out: Annotated[
+            Path | None,
+            typer.Option(metavar="DIR", help="Write each draft's trace as DIR/<contract>.parquet."),
+        ] = None,
+    ) -> None:
+        """Interrupt a real job as a spot provider would, and bill what happened under each
+        draft.
+
+        Exit codes: 0 every budget met (or none given), 1 a budget not met, 2 bad input (a
+        flag, the terms, a command that cannot start, a checkpoint outside the checkpoint
+        directory), 3 internal error.
+        """
+        for t in terms:
+            if t.suffix != ".spot":
+                raise usage_error(f"`{t}` is not a `.spot` terms file")
+        if interrupts is not None and at is not None:
+            raise usage_error("give `--interrupts N` or `--at …`, not both")
+        argv, shown = _command(command, mock)
+        outputs = Outputs(terms)
+        outputs.add(ledger, "--ledger")
+        outputs.add(runs, "--runs")
+        checked = load_terms(terms)
+        _plan_trace_out(trace_out, checked, outputs)
+        settings = RehearsalSettings(
+            command=argv,
+            shown_command=shown,
+            interrupts=parse_progress(at) if at is not None else evenly(interrupts or 1),
+            notice_us=parse_duration(notice, "--notice") if notice is not None else None,
+            replacement_wait_us=(
+                parse_duration(replacement_wait, "--replacement-wait")
+                if replacement_wait is not None
+                else None
+            ),
+            notice_signal=parse_signal(notice_signal),
+            time_scale=parse_scale(time_scale),
+            run_id=run_id,
+            allocation=AllocationSpec(gpus, sku, capacity, zone, parse_price(price)),
+            total_steps=steps,
+            workdir=workdir,
+        )
+        try:
+            with progress_status() as step:
+                report = rehearse(checked, settings, progress=step)
+        except KeyboardInterrupt:
+            err.print("rehearsal interrupted: the job's processes were stopped", markup=False)
+            raise typer.Exit(INTERRUPTED) from None
+        _write(report, ledger, runs, trace_out)
+        warnings = [
+            *report.warnings,
+            *(w for r in report.rehearsals for w in r.record.warnings),
+            *(w for r in report.rehearsals for c in r.contracts for w in c.warnings),
+        ]
+        if fmt is OutputFormat.json:
+            write_stdout(render_json(report))
+        else:
+            print_diagnostics(warnings, report.sources, OutputFormat.text)
+            render_rehearsal(report, out)
+        exit_with(exit_code(report))
+
+
+def _write(
+    report: RehearsalReport, ledger: Path | None, runs: Path | None, trace_out: Path | None
+) -> None:
+    if ledger is not None:
+        write_table(report.ledger(), ledger)
+        err.print(f"wrote the ledger to {ledger}", markup=False)
+    if runs is not None:
+        write_table(report.runs_table(), runs)
+        err.print(f"wrote the per-run table to {runs}", markup=False)
+    if trace_out is not None:
+        for c, r in report.drafts():
+            path = trace_file(trace_out, c.name)
+            write_trace_file(r.trace, path)
+            err.print(f"wrote the trace of {c.name} to {path}", markup=False)

@@ -1,0 +1,217 @@
+"""What a rehearsal is asked to do, and the readers of its settings' text (durations,
+progress fractions, signals, the time scale, the allocation). A bad value is ``E702``.
+
+>>> parse_duration("2 min", "--notice")
+120000000
+>>> [str(f) for f in parse_progress("30%,70%")]
+['3/10', '7/10']
+>>> [str(f) for f in evenly(2)]
+['1/3', '2/3']
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import signal
+import sys
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from pathlib import Path
+
+from contractlang.diagnostics import NO_SPAN, error
+from contractlang.errors import ContractlangError
+from contractlang.lang.numbers import MICROS_PER_SECOND
+from contractlang.lang.vocabulary import ENUMS, TIME_UNITS
+
+MOCK_MODULE = "contractlang.mock_trainer"
+#: Unit words of a duration flag, in seconds: the language's units and their short forms.
+DURATION_UNITS: dict[str, Fraction] = {
+    **{u: Fraction(s) for u, s in TIME_UNITS.items()},
+    **{u + "s": Fraction(s) for u, s in TIME_UNITS.items()},
+    "ms": Fraction(1, 1000),
+    "s": Fraction(1),
+    "sec": Fraction(1),
+    "m": Fraction(60),
+    "min": Fraction(60),
+    "h": Fraction(3600),
+    "d": Fraction(86400),
+}
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*")
+#: Signals that cannot be a notice: the job could not see them.
+_NOT_NOTICES = (signal.SIGKILL, signal.SIGSTOP)
+
+
+def setting_error(message: str, help: str | None = None) -> ContractlangError:
+    """A bad rehearsal setting (E702), exit code 2."""
+    return ContractlangError([error("E702", message, NO_SPAN, file="contractlang", help=help)])
+
+
+@dataclass(frozen=True)
+class AllocationSpec:
+    """What every allocation of a rehearsal is recorded as (the trace's ``started`` row)."""
+
+    gpus: int = 8
+    sku: str = "H100-80G"
+    capacity: str = "spot"
+    zone: str | None = None
+    price: Decimal | None = Decimal("2.50")  # per GPU-hour: the trace's `price` column
+
+    def __post_init__(self) -> None:
+        if self.gpus < 1:
+            raise setting_error(f"`--gpus {self.gpus}` must be at least 1")
+        if not self.sku.strip():
+            raise setting_error("`--sku` must not be empty")
+        if self.capacity not in ENUMS["capacity"]:
+            names = ", ".join(f"`{c}`" for c in ENUMS["capacity"])
+            raise setting_error(f"unknown capacity `{self.capacity}`", help=f"one of {names}")
+        if self.price is not None and self.price < 0:
+            raise setting_error(f"`--price {self.price}` must not be negative")
+
+
+@dataclass(frozen=True)
+class RehearsalSettings:
+    """Everything a rehearsal needs besides the terms. ``notice_us`` and
+    ``replacement_wait_us`` of ``None`` mean each draft's own promise."""
+
+    command: tuple[str, ...]
+    shown_command: str
+    interrupts: tuple[Fraction, ...] = (Fraction(1, 2),)
+    notice_us: int | None = None
+    replacement_wait_us: int | None = None
+    notice_signal: signal.Signals = signal.SIGTERM
+    time_scale: Fraction = Fraction(1)
+    run_id: str = "rehearsal"
+    allocation: AllocationSpec = field(default_factory=AllocationSpec)
+    total_steps: int | None = None
+    workdir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not self.command:
+            raise setting_error("the command is empty", help='e.g. --command "python train.py"')
+        if not self.run_id.strip():
+            raise setting_error("`--run-id` must not be empty")
+        if self.time_scale < 1:
+            raise setting_error(f"`--time-scale {self.time_scale}` must be at least 1")
+        if self.total_steps is not None and self.total_steps < 1:
+            raise setting_error(f"`--steps {self.total_steps}` must be at least 1")
+        if any(not 0 < f <= 1 for f in self.interrupts):
+            raise setting_error("interrupts must fall between 0% and 100% of the progress")
+
+
+def parse_duration(text: str, flag: str) -> int:
+    """A duration flag (``30s``, ``2 min``, ``1.5 hours``) in exact microseconds."""
+    m = _DURATION.fullmatch(text.lower())
+    if not m or m.group(2) not in DURATION_UNITS:
+        raise setting_error(
+            f"`{flag} {text}` is not a duration",
+            help="write a number and a unit: `30s`, `2 min`, `15 minutes`, `1.5h`",
+        )
+    us = Fraction(m.group(1)) * DURATION_UNITS[m.group(2)] * MICROS_PER_SECOND
+    if us.denominator != 1:
+        raise setting_error(f"`{flag} {text}` is finer than a microsecond")
+    return int(us)
+
+
+def parse_progress(text: str) -> tuple[Fraction, ...]:
+    """``--at 30%,70%``: fractions of the job's progress, in order, each in (0%, 100%]."""
+    found: list[Fraction] = []
+    for part in (p.strip() for p in text.split(",")):
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)%", part)
+        value = Fraction(m.group(1)) / 100 if m else None
+        if value is None or not 0 < value <= 1:
+            raise setting_error(
+                f"`--at {text}`: `{part}` is not a share of the progress above 0% and up to 100%",
+                help="write percentages separated by commas, e.g. `--at 30%,70%`",
+            )
+        if value in found:
+            raise setting_error(f"`--at {text}` names `{part}` twice")
+        found.append(value)
+    return tuple(sorted(found))
+
+
+def evenly(n: int) -> tuple[Fraction, ...]:
+    """``--interrupts N``: evenly spaced fractions of the progress (N = 2: 1/3 and 2/3)."""
+    if n < 0:
+        raise setting_error(f"`--interrupts {n}` must not be negative")
+    return tuple(Fraction(k, n + 1) for k in range(1, n + 1))
+
+
+def parse_signal(text: str) -> signal.Signals:
+    """``--notice-signal``: a signal name (``TERM``, ``SIGUSR1``) or number."""
+    name = text.strip().upper()
+    try:
+        sig = signal.Signals(int(name)) if name.isdigit() else signal.Signals[_sig_name(name)]
+    except (KeyError, ValueError):
+        raise setting_error(
+            f"`--notice-signal {text}` is not a signal", help="e.g. `TERM`, `INT`, `USR1`"
+        ) from None
+    if sig in _NOT_NOTICES:
+        raise setting_error(
+            f"`--notice-signal {text}` cannot be a notice: the job cannot catch it",
+            help="the reclaim itself is SIGKILL; a notice is a signal the job can handle",
+        )
+    return sig
+
+
+def _sig_name(name: str) -> str:
+    return name if name.startswith("SIG") else "SIG" + name
+
+
+def parse_scale(text: str) -> Fraction:
+    """``--time-scale X``: a decimal of at least 1."""
+    try:
+        value = Fraction(Decimal(text.strip()))
+    except (InvalidOperation, ValueError):
+        raise setting_error(f"`--time-scale {text}` is not a number") from None
+    if value < 1:
+        raise setting_error(
+            f"`--time-scale {text}` must be at least 1",
+            help="60 runs each notice and wait 60 times faster than it is recorded",
+        )
+    return value
+
+
+def parse_price(text: str) -> Decimal:
+    """``--price``: an exact decimal per GPU-hour, at most 18 places."""
+    try:
+        value = Decimal(text.strip())
+    except InvalidOperation:
+        raise setting_error(f"`--price {text}` is not a decimal number") from None
+    exponent = value.as_tuple().exponent
+    if not value.is_finite() or value < 0 or (isinstance(exponent, int) and exponent < -18):
+        raise setting_error(
+            f"`--price {text}` must be a decimal of at least 0 with at most 18 places"
+        )
+    return value
+
+
+def command_from_text(text: str) -> tuple[str, ...]:
+    """``--command``: split as a shell would (no shell runs it); the program must exist."""
+    try:
+        argv = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise setting_error(f"`--command {text}` cannot be split into words: {exc}") from None
+    if not argv:
+        raise setting_error("`--command` is empty", help='e.g. --command "python train.py"')
+    if shutil.which(argv[0]) is None:
+        raise ContractlangError(
+            [
+                error(
+                    "E701",
+                    f"cannot start `{argv[0]}`: no such program",
+                    NO_SPAN,
+                    file="contractlang",
+                    help="give a program on PATH or a path to an executable; pipes and "
+                    "variables need `sh -c '…'`",
+                )
+            ]
+        )
+    return argv
+
+
+def mock_command() -> tuple[tuple[str, ...], str]:
+    """The bundled mock job (run by this Python), and how it is shown."""
+    return (sys.executable, "-m", MOCK_MODULE), f"python -m {MOCK_MODULE}"

@@ -1,0 +1,110 @@
+"""What a rehearsal knows while it runs, shared by its allocations: the recorded events and
+checkpoints so far, the planned interrupts, the job's total steps and verdict, warnings."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Literal
+
+from contractlang.diagnostics import NO_SPAN, Diagnostic, error, warning
+from contractlang.errors import ContractlangError
+from contractlang.rehearse.record import CheckpointRecord, RecordedEvent
+from contractlang.rehearse.settings import RehearsalSettings
+
+FILE = "rehearse"
+
+
+@dataclass
+class PendingCheckpoint:
+    """A reported checkpoint; ``valid`` is ``None`` until it has passed or finally failed."""
+
+    alloc_id: str
+    at_us: int
+    step: int
+    path: Path
+    shown: str
+    sha256: str | None
+    valid: bool | None = None
+    reason: str | None = None
+
+    def record(self) -> CheckpointRecord:
+        return CheckpointRecord(
+            self.alloc_id,
+            self.at_us,
+            self.step,
+            self.shown,
+            self.sha256,
+            bool(self.valid),
+            self.reason,
+        )
+
+
+@dataclass
+class RunState:
+    """The rehearsal so far."""
+
+    settings: RehearsalSettings
+    checkpoint_dir: Path
+    events: list[RecordedEvent] = field(default_factory=list)
+    checkpoints: list[PendingCheckpoint] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+    total: int | None = None
+    fired: list[str] = field(default_factory=list)  # alloc_id reclaimed by interrupt 1, 2, …
+    result: Literal["accepted", "rejected"] | None = None
+
+    def __post_init__(self) -> None:
+        self.total = self.settings.total_steps
+
+    def add(self, event: RecordedEvent) -> None:
+        self.events.append(event)
+
+    def warn(self, code: str, message: str, help: str | None = None) -> None:
+        self.warnings.append(warning(code, message, NO_SPAN, file=FILE, help=help))
+
+    # ------------------------------------------------------------------ interrupts
+
+    @property
+    def interrupts(self) -> tuple[Fraction, ...]:
+        return self.settings.interrupts
+
+    def threshold(self, k: int) -> int | None:
+        """The step at which interrupt ``k`` (from 0) comes: ⌈fraction × total⌉."""
+        if self.total is None:
+            return None
+        return max(1, math.ceil(self.interrupts[k] * self.total))
+
+    def due(self, step: int) -> bool:
+        """Whether the next planned interrupt comes at ``step``. A step reported before the
+        total is known cannot be placed: that is E704."""
+        k = len(self.fired)
+        if k >= len(self.interrupts):
+            return False
+        at = self.threshold(k)
+        if at is None:
+            raise ContractlangError(
+                [
+                    error(
+                        "E704",
+                        f"the job reported step {step} but not how many steps it runs in all, "
+                        "so the interrupts (at shares of its progress) cannot be placed",
+                        NO_SPAN,
+                        file=FILE,
+                        help="have the job print `contractlang: total N` before its first "
+                        "step, or pass `--steps N`",
+                    )
+                ]
+            )
+        return step >= at
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def last_valid(self, before_us: int | None = None) -> PendingCheckpoint | None:
+        """The latest checkpoint known valid (at or before ``before_us``); of several at the
+        same time, the last reported (as `last_checkpoint` takes the last in the file)."""
+        found = [
+            c for c in self.checkpoints if c.valid and (before_us is None or c.at_us <= before_us)
+        ]
+        return max(reversed(found), key=lambda c: c.at_us, default=None)

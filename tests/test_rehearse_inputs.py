@@ -1,0 +1,413 @@
+"""`rehearse`'s inputs: the protocol's lines, the settings' text, the grouping of drafts, and
+bad input — a command that cannot start, a bad flag, a checkpoint outside the checkpoint
+directory, malformed protocol lines — each with a clear message; exit 2 where it is fatal."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from support.cli import no_traceback, run
+
+from contractlang.codes import CODES
+from contractlang.errors import ContractlangError
+from contractlang.pipeline.language import load_terms, terms_from_text
+from contractlang.rehearse import AllocationSpec, RehearsalSettings, rehearse
+from contractlang.rehearse.plan import plan_rehearsals
+from contractlang.rehearse.protocol import (
+    Checkpoint,
+    Malformed,
+    Restored,
+    Step,
+    Total,
+    Verdict,
+    parse_event,
+    parse_line,
+)
+from contractlang.rehearse.run import _preflight
+from contractlang.rehearse.settings import (
+    evenly,
+    parse_duration,
+    parse_progress,
+    parse_scale,
+    parse_signal,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SHA = "ab" * 32
+
+TERMS = """
+contract "c" {
+  currency USD
+  rate trace.price per gpu_hour
+  promise reclaim notice 1 second
+}
+"""
+
+
+# --------------------------------------------------------------------------- the protocol
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("contractlang: total 400", Total(400)),
+        ("contractlang: step 1200\n", Step(1200)),
+        ("contractlang: restored 1000\r\n", Restored(1000)),
+        ("contractlang: accepted", Verdict(True)),
+        ("contractlang: rejected", Verdict(False)),
+        ("contractlang: checkpoint 12 ck/s.pt", Checkpoint(12, "ck/s.pt", None)),
+        (f"contractlang: checkpoint 12 ck/s.pt {SHA.upper()}", Checkpoint(12, "ck/s.pt", SHA)),
+        (f"contractlang: checkpoint 3 my dir/a.pt {SHA}", Checkpoint(3, "my dir/a.pt", SHA)),
+        ("epoch 3: loss 0.1", None),
+        ("  contractlang: step 1", None),  # only at the start of a line
+    ],
+)
+def test_protocol_lines(line: str, message: object) -> None:
+    assert parse_line(line) == message
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("contractlang: step ten", "`step` needs a whole number of steps"),
+        ("contractlang: step -1", "`step` needs a whole number of steps"),
+        ("contractlang: step 1 2", "`step` needs a whole number of steps"),
+        ("contractlang: total 0", "`total` needs at least 1 step"),
+        ("contractlang: checkpoint 5", "`checkpoint` needs a step and a path"),
+        ("contractlang: accepted now", "`accepted` takes nothing after it"),
+        ("contractlang: epoch 3", "`epoch` is not a protocol message"),
+        ("contractlang:", "the line names no message"),
+    ],
+)
+def test_malformed_protocol_lines_say_why(line: str, reason: str) -> None:
+    found = parse_line(line)
+    assert isinstance(found, Malformed)
+    assert reason in found.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"event": "step", "step": 7}', Step(7)),
+        ('{"event": "total", "steps": 9}', Total(9)),
+        ('{"event": "checkpoint", "step": 2, "path": "p"}', Checkpoint(2, "p", None)),
+        ('{"event": "accepted"}', Verdict(True)),
+        ("   ", None),
+        ("[1]", "an object with an"),
+        ('{"event": "step", "step": "7"}', '`step` needs `"step"`, a whole number'),
+        ('{"event": "step", "step": true}', '`step` needs `"step"`, a whole number'),
+        ('{"event": "checkpoint", "step": 2}', '`checkpoint` needs `"path"`'),
+        ('{"event": "checkpoint", "step": 2, "path": "p", "sha256": "x"}', "64 hexadecimal"),
+        ('{"event": "launch"}', "`launch` is not a protocol event"),
+        ("{oops", "not JSON"),
+    ],
+)
+def test_events_file_lines(text: str, expected: object) -> None:
+    found = parse_event(text)
+    if isinstance(expected, str):
+        assert isinstance(found, Malformed)
+        assert expected in found.reason
+    else:
+        assert found == expected
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def test_durations_are_exact_microseconds() -> None:
+    assert parse_duration("10s", "--notice") == 10_000_000
+    assert parse_duration("1.5 hours", "--notice") == 5_400_000_000
+    assert parse_duration("2 min", "--notice") == 120_000_000
+    assert parse_duration("250ms", "--notice") == 250_000
+    assert parse_duration("0s", "--notice") == 0
+
+
+def test_interrupts_are_fractions_of_progress() -> None:
+    assert evenly(2) == (Fraction(1, 3), Fraction(2, 3))
+    assert evenly(0) == ()
+    assert parse_progress("70%, 30%") == (Fraction(3, 10), Fraction(7, 10))
+    assert parse_progress("100%") == (Fraction(1),)
+    assert parse_scale("60") == 60
+    assert parse_scale("1.5") == Fraction(3, 2)
+    assert parse_signal("usr1").name == "SIGUSR1"
+    assert parse_signal("15").name == "SIGTERM"
+
+
+@pytest.mark.parametrize(
+    ("flags", "fragment"),
+    [
+        (["--at", "150%"], "`--at 150%`: `150%` is not a share of the progress"),
+        (["--at", "30"], "`30` is not a share of the progress"),
+        (["--at", "30%,30%"], "names `30%` twice"),
+        (["--interrupts", "2", "--at", "50%"], "give `--interrupts N` or `--at …`, not both"),
+        (["--interrupts", "-1"], "`--interrupts -1` must not be negative"),
+        (["--notice", "10 parsecs"], "`--notice 10 parsecs` is not a duration"),
+        (["--notice", "10"], "`--notice 10` is not a duration"),
+        (["--replacement-wait", "0.0000001s"], "finer than a microsecond"),
+        (["--time-scale", "0.5"], "`--time-scale 0.5` must be at least 1"),
+        (["--time-scale", "fast"], "`--time-scale fast` is not a number"),
+        (["--notice-signal", "KILL"], "cannot be a notice"),
+        (["--notice-signal", "SIGNOPE"], "`--notice-signal SIGNOPE` is not a signal"),
+        (["--gpus", "0"], "`--gpus 0` must be at least 1"),
+        (["--capacity", "spto"], "unknown capacity `spto`"),
+        (["--price", "-1"], "`--price -1` must be a decimal of at least 0"),
+        (["--price", "cheap"], "`--price cheap` is not a decimal number"),
+        (["--steps", "0"], "`--steps 0` must be at least 1"),
+        (["--run-id", " "], "`--run-id` must not be empty"),
+        (["--ledger", "out.txt"], "`--ledger out.txt`: the file must end in"),
+        (["--trace-out", "no/such/dir"], "the folder `no/such` does not exist"),
+    ],
+)
+def test_bad_flags_exit_2_with_a_message(tmp_path: Path, flags: list[str], fragment: str) -> None:
+    (tmp_path / "t.spot").write_text(TERMS)
+    result = run("rehearse", tmp_path / "t.spot", "--mock", *flags)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert fragment in result.output
+    assert "error[E" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--mock", "--command", "true"], "give `--command` or `--mock`, not both"),
+        ([], "nothing to rehearse"),
+        (["--command", "no-such-program-xyz --steps 4"], "cannot start `no-such-program-xyz`"),
+        (["--command", "'unbalanced"], "cannot be split into words"),
+        (["--command", "README.md"], "cannot start `README.md`: no such program"),
+    ],
+)
+def test_a_command_that_cannot_start_exits_2(
+    tmp_path: Path, args: list[str], fragment: str
+) -> None:
+    (tmp_path / "t.spot").write_text(TERMS)
+    result = run("rehearse", tmp_path / "t.spot", *args)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert fragment in result.output
+
+
+def test_a_command_that_fails_to_exec_is_e701(tmp_path: Path) -> None:
+    script = tmp_path / "job.sh"
+    script.write_text("#!/no/such/interpreter\n")
+    script.chmod(0o755)
+    settings = RehearsalSettings((str(script),), "job.sh")
+    with pytest.raises(ContractlangError) as exc:
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    (d,) = exc.value.diagnostics
+    assert d.code == "E701"
+    assert d.message.startswith(f"cannot start `{script}`: ")
+
+
+def test_terms_are_checked_before_anything_runs(tmp_path: Path) -> None:
+    (tmp_path / "bad.spot").write_text('contract "x" { currency USD rate 2 USD }')
+    result = run("rehearse", tmp_path / "bad.spot", "--mock")
+    assert result.exit_code == 2
+    assert "error[E206]" in result.output
+    result = run("rehearse", tmp_path / "terms.txt", "--mock")
+    assert result.exit_code == 2
+    assert "is not a `.spot` terms file" in result.output
+
+
+def test_a_draft_that_cannot_price_the_allocation_fails_before_the_job_starts(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "started"
+    command = f"{sys.executable} -c 'open({str(marker)!r}, \"w\")'"
+    result = run(
+        "rehearse",
+        ROOT / "rulesets" / "aws-ec2-spot-linux.spot",
+        "--command",
+        command,
+        "--capacity",
+        "on_demand",
+        "--sku",
+        "B200",
+    )
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "error[E401]" in result.output
+    assert not marker.exists()
+
+
+def test_every_bundled_ruleset_prices_a_rehearsal_from_the_defaults() -> None:
+    paths = sorted((ROOT / "rulesets").glob("*.spot"))
+    terms = load_terms(paths)
+    settings = RehearsalSettings(("true",), "true", allocation=AllocationSpec())
+    plans = plan_rehearsals(terms, None, None)
+    assert {c.name for c in terms.contracts} == {n for p in plans for n in p.contracts}
+    for plan in plans:
+        _preflight(terms, plan, settings)  # raises E401/E403 if a draft cannot price it
+
+
+def test_a_workdir_must_be_new_or_empty(tmp_path: Path) -> None:
+    (tmp_path / "t.spot").write_text(TERMS)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "old").write_text("")
+    result = run("rehearse", tmp_path / "t.spot", "--mock", "--workdir", tmp_path / "work")
+    assert result.exit_code == 2
+    assert "must be a new or empty folder" in result.output
+
+
+# --------------------------------------------------------------------------- grouping
+
+
+def test_drafts_are_grouped_by_their_promises_and_flags_override_them() -> None:
+    terms = load_terms(sorted((ROOT / "rulesets").glob("*.spot")))
+    plans = plan_rehearsals(terms, None, None)
+    by = {p.contracts: (p.notice.us, p.replacement_wait.us) for p in plans}
+    assert by == {
+        ("aws-ec2-spot-linux",): (120_000_000, 0),
+        ("azure-spot-vms", "gcp-spot-vms"): (30_000_000, 0),
+        ("coreweave-spot",): (0, 0),
+        ("northwind-negotiated",): (120_000_000, 900_000_000),
+    }
+    (one,) = plan_rehearsals(terms, 10_000_000, 60_000_000)
+    assert len(one.contracts) == 5
+    assert one.notice.origin == "flag"
+    assert one.replacement_wait.origin == "flag"
+
+
+# --------------------------------------------------------------------------- job problems
+
+
+def job(tmp: Path, body: str) -> tuple[str, ...]:
+    script = tmp / "job.py"
+    script.write_text(
+        "import os, sys, time\nsay = lambda t: print('contractlang: ' + t, flush=True)\n" + body
+    )
+    return (sys.executable, str(script))
+
+
+def test_a_checkpoint_outside_the_checkpoint_directory_stops_the_rehearsal(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "elsewhere.pt"
+    argv = job(
+        tmp_path, f"say('total 4')\nsay('step 1')\nsay('checkpoint 1 {outside}')\ntime.sleep(30)\n"
+    )
+    (tmp_path / "t.spot").write_text(TERMS)
+    result = run("rehearse", tmp_path / "t.spot", "--command", shlex.join(argv))
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "error[E703]" in result.output
+    assert (
+        f"allocation `rehearsal-a1`, line 3 of its output: checkpoint `{outside}` is outside "
+        "the checkpoint directory"
+    ) in result.output
+    assert "$CONTRACTLANG_CHECKPOINT_DIR" in result.output
+
+
+def test_steps_without_a_total_cannot_place_the_interrupts(tmp_path: Path) -> None:
+    argv = job(tmp_path, "say('step 1')\ntime.sleep(30)\n")
+    (tmp_path / "t.spot").write_text(TERMS)
+    result = run("rehearse", tmp_path / "t.spot", "--command", shlex.join(argv))
+    assert result.exit_code == 2
+    assert "error[E704]" in result.output
+    assert "`--steps N`" in result.output
+    (tmp_path / "ok").mkdir()
+    quick = job(tmp_path / "ok", "say('step 1')\nsay('step 2')\nsay('accepted')\n")
+    ok = run("rehearse", tmp_path / "t.spot", "--command", shlex.join(quick), "--steps", "2")
+    assert ok.exit_code == 0, ok.output
+    assert "1 of 1 came" in ok.output  # `--steps 2` put the interrupt (50%) at step 1
+
+
+def test_malformed_lines_and_a_wrong_restore_are_warnings_not_errors(tmp_path: Path) -> None:
+    body = (
+        "say('total 2')\nsay('step one')\nsay('restored 5')\nsay('dance')\n"
+        "say('step 1')\nsay('step 2')\nsay('accepted')\n"
+    )
+    settings = RehearsalSettings(job(tmp_path, body), "job", interrupts=())
+    report = rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    (r,) = report.rehearsals
+    assert r.record.result == "accepted"
+    warned = [(w.code, w.message) for w in r.record.warnings]
+    assert [c for c, _ in warned] == ["W701", "W703", "W701"]
+    assert warned[0][1] == (
+        "allocation `rehearsal-a1`, line 2 of its output: `contractlang: step one` was ignored: "
+        "`step` needs a whole number of steps"
+    )
+    assert "restored step 5, but the last valid checkpoint is none" in warned[1][1]
+
+
+def test_every_rehearsal_code_is_registered() -> None:
+    assert {c for c in CODES if c.startswith(("E7", "W7"))} == {
+        "E701",
+        "E702",
+        "E703",
+        "E704",
+        "W701",
+        "W702",
+        "W703",
+        "W704",
+        "W705",
+        "W706",
+    }
+
+
+def test_the_terminal_report_fits_80_columns_and_says_what_happened(tmp_path: Path) -> None:
+    body = (
+        "d = os.environ['CONTRACTLANG_CHECKPOINT_DIR']\n"
+        "start = 2 if os.path.exists(d + '/c2') else 0\n"
+        "say('total 6')\n"
+        "if start: say('restored 2')\n"
+        "for i in range(start + 1, 7):\n"
+        "    time.sleep(0.03)\n"
+        "    say(f'step {i}')\n"
+        "    if i == 2:\n"
+        "        open(d + '/c2', 'w').write('x')\n"
+        "        say(f'checkpoint 2 {d}/c2')\n"
+        "say('accepted')\n"
+    )
+    (tmp_path / "t.spot").write_text(TERMS.replace("1 second", "30 seconds"))
+    result = run(
+        "rehearse",
+        tmp_path / "t.spot",
+        "--command",
+        shlex.join(job(tmp_path, body)),
+        "--at",
+        "50%",
+        "--time-scale",
+        "100",
+        "--replacement-wait",
+        "1 min",
+    )
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(x) for x in lines) <= 80
+    text = "\n".join(x.rstrip() for x in lines)
+    for said in (
+        "notice 30 s by SIGTERM (the draft's promise); replacement wait 1 min (set by",
+        "time scale 100: notice leads and waits ran 100× faster than recorded",
+        "checkpoint 2 ✓",
+        "waited 1 min for a replacement",
+        "restored step 2",
+        "failure path",
+        "final result: accepted",
+        "net billed",
+    ):
+        assert said in text, said
+
+
+def test_trace_out_files_are_outputs_like_any_other(tmp_path: Path) -> None:
+    # `--trace-out DIR` writes DIR/c.parquet for contract `c`: the ledger may not be that file
+    (tmp_path / "t.spot").write_text(TERMS)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run(
+        "rehearse",
+        tmp_path / "t.spot",
+        "--mock",
+        "--trace-out",
+        out,
+        "--ledger",
+        out / "c.parquet",
+    )
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "is the same file as `--ledger" in result.output

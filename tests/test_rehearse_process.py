@@ -1,0 +1,294 @@
+"""The interrupt process is robust: a job that ignores the notice is still reclaimed at the
+deadline, a job that ends by itself ends its allocation as released (status 0) or failed,
+and no process of the job outlives its allocation or `rehearse` itself (process groups).
+
+The jobs here are small Python scripts (:data:`JOB`) that write their pid, and the pid of a
+`sleep` they start, to a file, so the tests can look for them in the process table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from contractlang.pipeline.language import terms_from_text
+from contractlang.rehearse import RehearsalReport, RehearsalSettings, process, rehearse
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: A job: ``python job.py MODE PIDS``. MODE holds words: `ignore` (SIGTERM ignored), `hang`
+#: (in its first allocation, stops reporting after step 5 and sleeps), `child` (starts a
+#: `sleep 60` in its group), `exit0` / `exit3` (ends with that status after step 3),
+#: `events` (reports through $CONTRACTLANG_EVENTS instead of stdout).
+JOB = """
+import hashlib, json, os, signal, subprocess, sys, time
+mode, pids = sys.argv[1], sys.argv[2]
+first = os.environ["CONTRACTLANG_ALLOC_ID"].endswith("-a1")
+def note(pid):
+    with open(pids, "a") as f:
+        f.write(f"{pid}\\n")
+note(os.getpid())
+if "child" in mode:
+    note(subprocess.Popen(["sleep", "60"]).pid)
+if "ignore" in mode:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+def say(word, *rest, **fields):
+    if "events" in mode:
+        with open(os.environ["CONTRACTLANG_EVENTS"], "a") as f:
+            f.write(json.dumps({"event": word, **fields}) + "\\n")
+    else:
+        print("contractlang:", word, *rest, flush=True)
+say("total", 10, steps=10)
+for i in range(1, 11):
+    time.sleep(0.03)
+    say("step", i, step=i)
+    if i == 4 and "events" in mode:
+        path = os.path.join(os.environ["CONTRACTLANG_CHECKPOINT_DIR"], "c4.bin")
+        data = b"state after step 4"
+        with open(path, "wb") as f:
+            f.write(data)
+        say("checkpoint", 4, path, step=4, path=path, sha256=hashlib.sha256(data).hexdigest())
+        with open(os.environ["CONTRACTLANG_EVENTS"], "a") as f:
+            f.write("{not json\\n")
+    if i == 3 and "exit0" in mode:
+        sys.exit(0)
+    if i == 3 and "exit3" in mode:
+        print("boom: the job broke", file=sys.stderr)
+        sys.exit(3)
+    if i == 5 and "hang" in mode and first:
+        time.sleep(60)
+say("accepted")
+"""
+
+TERMS = """
+contract "c" {
+  currency USD
+  rate trace.price per gpu_hour
+  promise reclaim notice 1 second
+}
+"""
+
+
+def job(tmp: Path, mode: str) -> tuple[tuple[str, ...], Path]:
+    script = tmp / "job.py"
+    script.write_text(JOB)
+    pids = tmp / "pids"
+    return (sys.executable, str(script), mode, str(pids)), pids
+
+
+def pids_of(path: Path) -> list[int]:
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def running(pid: int) -> bool:
+    """In the process table and not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def group_gone(pgid: int, within: float = 10.0) -> bool:
+    """``os.killpg(pgid, 0)`` fails: no process (not even a zombie) is left in the group.
+    Zombies wait for PID 1 to reap them, which can take a second or two here."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+def run_job(
+    tmp: Path, mode: str, terms: str = TERMS, at: tuple[Fraction, ...] = (Fraction(1, 2),)
+) -> tuple[RehearsalReport, list[int], float]:
+    argv, pids = job(tmp, mode)
+    settings = RehearsalSettings(argv, "job", interrupts=at)
+    began = time.monotonic()
+    report = rehearse(terms_from_text(terms, "t.spot"), settings)
+    return report, pids_of(pids), time.monotonic() - began
+
+
+def ends(report: RehearsalReport) -> list[str]:
+    (r,) = report.rehearsals
+    return [a.end_reason for a in r.record.allocations]
+
+
+def codes(report: RehearsalReport) -> list[str]:
+    (r,) = report.rehearsals
+    return [w.code for w in r.record.warnings]
+
+
+def test_a_job_that_ignores_the_notice_is_reclaimed_at_the_deadline(tmp_path: Path) -> None:
+    report, pids, took = run_job(tmp_path, "ignore hang child")
+    assert ends(report) == ["reclaimed", "released"]
+    (r,) = report.rehearsals
+    a1 = r.record.allocations[0]
+    assert a1.notice_us is not None
+    assert a1.end_us - a1.notice_us == 1_000_000  # the promised second, exactly
+    assert a1.end_step == 5
+    assert a1.returncode == -signal.SIGKILL
+    assert took >= 1.0  # the scheduler really waited out the notice
+    # a1's job and its `sleep`, a2's job and its `sleep` (left running when a2's job exited)
+    assert len(pids) == 4
+    assert [p for p in pids if running(p)] == []
+    assert all(group_gone(p) for p in (pids[0], pids[2]))
+
+
+def test_a_job_that_exits_early_ends_its_allocation_as_released(tmp_path: Path) -> None:
+    report, pids, _ = run_job(tmp_path, "exit0 child", at=(Fraction(9, 10),))
+    assert ends(report) == ["released"]
+    (r,) = report.rehearsals
+    assert r.record.allocations[0].end_step == 3
+    assert r.record.result is None
+    assert codes(report) == ["W702", "W706"]  # the interrupt at 90% never came; no verdict
+    assert [p for p in pids if running(p)] == []  # the `sleep` went with the allocation
+    assert group_gone(pids[0])
+
+
+def test_a_job_that_exits_with_an_error_ends_its_allocation_as_failed(tmp_path: Path) -> None:
+    report, pids, _ = run_job(tmp_path, "exit3", at=(Fraction(9, 10),))
+    assert ends(report) == ["failed"]
+    (r,) = report.rehearsals
+    assert r.record.allocations[0].returncode == 3
+    (failure,) = [w for w in r.record.warnings if w.code == "W704"]
+    assert "exited with status 3" in failure.message
+    assert "boom: the job broke" in failure.message
+    facts = r.contracts[0].allocations.row(0, named=True)
+    assert facts["end_reason"] == "failed"
+    assert facts["replayed_steps"] == 3
+    assert group_gone(pids[0])
+
+
+def test_without_a_promised_notice_the_reclaim_comes_at_once(tmp_path: Path) -> None:
+    terms = 'contract "c" { currency USD rate trace.price per gpu_hour }'
+    report, pids, _ = run_job(tmp_path, "child", terms)
+    assert ends(report) == ["reclaimed", "released"]
+    (r,) = report.rehearsals
+    assert r.trace.filter(pl.col("event") == "notice").is_empty()
+    facts = r.contracts[0].allocations.row(0, named=True)
+    assert facts["notice_lead"].total_seconds() == 0  # reclaimed without notice: 0 s (§4)
+    assert facts["end_step"] == 5  # the report of step 5 (50% of 10) reclaimed it
+    assert [p for p in pids if running(p)] == []
+
+
+def test_a_job_may_report_through_the_events_file(tmp_path: Path) -> None:
+    report, _, _ = run_job(tmp_path, "events")
+    assert ends(report) == ["reclaimed", "released"]
+    (r,) = report.rehearsals
+    (c4, *_) = r.record.checkpoints
+    assert (c4.step, c4.valid, c4.path) == (4, True, "c4.bin")
+    assert r.record.result == "accepted"
+    malformed = [w for w in r.record.warnings if w.code == "W701"]
+    assert len(malformed) == 2  # once in each allocation
+    # total, steps 1–4, the checkpoint, then the bad line: the 7th
+    assert "line 7 of its events file: `{not json` was ignored: not JSON" in malformed[0].message
+
+
+def test_no_process_outlives_rehearse_when_it_is_stopped(tmp_path: Path) -> None:
+    argv, pids = job(tmp_path, "ignore hang child")
+    (tmp_path / "t.spot").write_text(TERMS.replace("1 second", "1 hour"))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "contractlang",
+            "rehearse",
+            str(tmp_path / "t.spot"),
+            "--command",
+            shlex.join(argv),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while len(pids_of(pids)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the job is past its notice now, waiting out an hour's lead
+        assert len(pids_of(pids)) == 2
+        assert running(pids_of(pids)[0])  # (its `sleep` took the notice's SIGTERM and died)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=20)
+    finally:  # if anything above failed, leave nothing running
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+            for pid in pids_of(pids)[:1]:  # the job's group (rehearse was killed outright)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert b"rehearsal interrupted" in stderr
+    assert [p for p in pids_of(pids) if running(p)] == []
+    assert group_gone(pids_of(pids)[0])
+
+
+def test_a_process_that_leaves_the_group_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the one escape from a process group: a new session. rehearse cannot reclaim it, but
+    # it sees the job's output still open after the end, and says so
+    monkeypatch.setattr(process, "GRACE_SECONDS", 0.5)
+    script = tmp_path / "j.py"
+    pids = tmp_path / "pids"
+    script.write_text(
+        "import subprocess, sys\n"
+        "p = subprocess.Popen(['sleep', '30'], start_new_session=True)\n"
+        f"open({str(pids)!r}, 'w').write(str(p.pid))\n"
+        "print('contractlang: accepted', flush=True)\n"
+    )
+    settings = RehearsalSettings((sys.executable, str(script)), "j", interrupts=())
+    try:
+        report = rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    finally:
+        escaped = int(pids.read_text())
+        os.kill(escaped, signal.SIGKILL)
+    assert ends(report) == ["released"]
+    (w,) = [w for w in report.rehearsals[0].record.warnings if w.code == "W705"]
+    assert w.message == (
+        "the job outlived allocation `rehearsal-a1`: a process that left its process group "
+        "still holds its output"
+    )
+
+
+@pytest.mark.parametrize("sig", ["USR1", "INT"])
+def test_the_notice_signal_can_be_chosen(tmp_path: Path, sig: str) -> None:
+    script = tmp_path / "j.py"
+    script.write_text(
+        "import signal, sys, time\n"
+        "got = []\n"
+        f"signal.signal(signal.SIG{sig}, lambda *a: got.append(1))\n"
+        "print('contractlang: total 4', flush=True)\n"
+        "for i in range(1, 5):\n"
+        "    print(f'contractlang: step {i}', flush=True)\n"
+        "    time.sleep(0.1)\n"
+        "    if got:\n"
+        "        print('contractlang: restored 99', flush=True)\n"  # a visible sign it got it
+        "        time.sleep(5)\n"
+    )
+    settings = RehearsalSettings(
+        (sys.executable, str(script)),
+        "j",
+        interrupts=(Fraction(1, 2),),
+        notice_signal=signal.Signals[f"SIG{sig}"],
+        notice_us=500_000,
+    )
+    report = rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    (r,) = report.rehearsals
+    assert r.record.allocations[0].restored_step == 99
+    assert r.record.notice_signal == f"SIG{sig}"
