@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import keyword
 
 import typer
 
@@ -35,11 +36,13 @@ def _root(
     """Evaluate spot GPU contract terms against usage traces."""
 
 
-#: Command modules; each defines ``register(app)``.
-COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "trace"]
+#: Command modules; each defines ``register(app)``. A command named by a Python keyword lives in
+#: a module with a trailing underscore (`import` in ``import_.py``).
+COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "import", "trace"]
 
 for _name in COMMANDS:
-    importlib.import_module(f"contractlang.cli.{_name}").register(app)
+    _module = _name + "_" if keyword.iskeyword(_name) else _name
+    importlib.import_module(f"contractlang.cli.{_module}").register(app)
 
 
 def main() -> None:
