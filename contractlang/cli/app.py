@@ -38,7 +38,7 @@ def _root(
 
 #: Command modules; each defines ``register(app)``. A command named by a Python keyword lives in
 #: a module with a trailing underscore (`import` in ``import_.py``).
-COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "import", "trace"]
+COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "import", "reconcile", "trace"]
 
 for _name in COMMANDS:
     _module = _name + "_" if keyword.iskeyword(_name) else _name

@@ -1,0 +1,114 @@
+"""`contractlang reconcile TERMS… TRACE`: the bill the contract implies beside the invoice lines
+in the trace (docs/reconcile.md).
+
+Exit codes: 0 every comparison within the tolerance, 1 a discrepancy beyond it, 2 bad input,
+3 internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from contractlang.cli.common import OutputFormat, err, exit_with, guarded, out, print_diagnostics
+from contractlang.cli.inputs import (
+    check_table_path,
+    parse_open_at,
+    progress_status,
+    split_terms_and_trace,
+    usage_error,
+    write_table,
+)
+from contractlang.errors import ExitCode
+from contractlang.reconcile import reconcile
+from contractlang.render.reconcile_json import dispute_table, render_json
+from contractlang.render.reconcile_text import render_reconciliation
+
+
+def parse_tolerance(text: str) -> tuple[Decimal, str | None]:
+    """``--tolerance 0.05`` or ``--tolerance "0.05 USD"``: an exact amount ≥ 0 and, when
+    written, its currency.
+
+    >>> parse_tolerance("0.05 USD")
+    (Decimal('0.05'), 'USD')
+    """
+    number, _, currency = text.strip().partition(" ")
+    try:
+        value = Decimal(number)
+    except InvalidOperation:
+        value = Decimal("NaN")
+    if not value.is_finite() or value < 0:
+        raise usage_error(
+            f"`--tolerance {text}` is not an amount of money of 0 or more",
+            help="for example `--tolerance 0.05` or `--tolerance '0.05 USD'`",
+        )
+    return value, (currency.strip() or None)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("reconcile")
+    @guarded()
+    def reconcile_cmd(
+        paths: Annotated[
+            list[Path],
+            typer.Argument(help="Terms files (.spot), then the trace with the invoice lines."),
+        ],
+        tolerance: Annotated[
+            str,
+            typer.Option(help="Differences up to this amount match (e.g. 0.05, or '0.05 USD')."),
+        ] = "0.00",
+        fmt: Annotated[
+            OutputFormat, typer.Option("--format", help="text for people, json for tools")
+        ] = OutputFormat.text,
+        out_path: Annotated[
+            Path | None,
+            typer.Option("--out", help="Write every comparison, for a dispute (.csv or .parquet)."),
+        ] = None,
+        contract: Annotated[
+            list[str] | None, typer.Option(help="Reconcile only this contract (repeatable).")
+        ] = None,
+        open_at: Annotated[
+            str | None,
+            typer.Option(help="Close allocations still open at this ISO 8601 time, as released."),
+        ] = None,
+    ) -> None:
+        """Compare the bill the contract implies with the invoice lines in the trace.
+
+        Exit codes: 0 every comparison within the tolerance, 1 a discrepancy beyond it,
+        2 bad input, 3 internal error.
+        """
+        terms, trace = split_terms_and_trace(paths)
+        limit, currency = parse_tolerance(tolerance)
+        check_table_path(out_path, "--out")
+        with progress_status() as step:
+            result = reconcile(
+                terms,
+                trace,
+                tolerance=limit,
+                open_at=parse_open_at(open_at),
+                progress=step,
+                contracts=contract,
+            )
+            for c in result.contracts:
+                if currency is not None and currency != c.contract.settings.currency:
+                    raise usage_error(
+                        f"`--tolerance {tolerance}` is in {currency}, but contract `{c.name}` "
+                        f"bills in {c.contract.settings.currency}"
+                    )
+            if out_path is not None:
+                step("writing the comparisons")
+                write_table(dispute_table(result), out_path)
+        if fmt is OutputFormat.json:
+            sys.stdout.write(render_json(result))
+        else:
+            warnings = [*result.evaluation.warnings]
+            warnings += [w for c in result.contracts for w in c.contract.warnings]
+            print_diagnostics(warnings, result.evaluation.sources, OutputFormat.text)
+            out.print(render_reconciliation(result), markup=False, end="")
+            if out_path is not None:
+                err.print(f"wrote the comparisons to {out_path}", markup=False)
+        exit_with(ExitCode.NOT_MET if result.has_discrepancy else ExitCode.OK)
