@@ -126,6 +126,7 @@ def test_jobs_that_cannot_be_read_are_rejected(tmp_path: Path) -> None:
             job("f", ("2025-01-01 02:00:00", "2025-01-01 01:00:00")),
             "not a job",
             job("g", ok, submitted_time="2025-01-01 00:30:00"),
+            job("h", ok, gpus=10**30),  # more GPUs than a 64-bit count holds
         ],
     )
     assert [(j.row, j.code) for j in r.report.rejects] == [
@@ -137,7 +138,10 @@ def test_jobs_that_cannot_be_read_are_rejected(tmp_path: Path) -> None:
         (7, "I015"),
         (8, "I018"),
         (9, "I023"),
+        (11, "I016"),
     ]
+    # JSON's words, not Python's
+    assert r.report.rejects[7].reason == "not a job object but a string"
     assert r.report.rejects[0].reason == "job `a` appears again; it first appears at row 1"
     assert json.loads(r.report.rejects[1].record)["id"] is None
     # g's submitted_time is after its start: the request is not imported, and it is noted

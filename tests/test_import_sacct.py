@@ -350,3 +350,17 @@ def test_capacity_is_written_on_every_start(tmp_path: Path) -> None:
     )
     assert r.events.filter(pl.col("event") == "started")["capacity"].to_list() == ["spot"]
     assert r.events["event"].to_list() == ["requested", "started", "reclaimed"]
+
+
+def test_counts_and_times_out_of_the_trace_s_range_are_rejected_not_crashes(tmp_path: Path) -> None:
+    r = sacct(
+        tmp_path,
+        # more GPUs than a 64-bit count holds
+        "1|a|COMPLETED|2025-01-01T00:00:00|2025-01-01T00:00:00|2025-01-01T01:00:00|01:00:00|"
+        "gres/gpu=99999999999999999999999|0",
+        # 23:59 on the last day of year 9999 in New York is in year 10000 in UTC
+        f"2|a|COMPLETED|9999-12-31T23:00:00|9999-12-31T23:00:00|9999-12-31T23:59:59|00:59:59|{GPU8}|0",
+        tz=NY,
+    )
+    assert codes(r) == [(1, "I016"), (2, "I015")]
+    assert r.report.rejects[1].reason == "`Submit` value `9999-12-31T23:00:00` is out of range"

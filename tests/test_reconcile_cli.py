@@ -89,6 +89,8 @@ def test_tolerance_and_bad_flags(files: Path) -> None:
     for args, message in (
         (["--tolerance", "-1"], "not an amount of money of 0 or more"),
         (["--tolerance", "abc"], "not an amount of money"),
+        (["--tolerance", "1e999999"], "not an amount of money"),
+        (["--tolerance", "1 USD extra"], "not an amount of money"),
         (["--tolerance", "0.05 EUR"], "is in EUR, but contract `c` bills in USD"),
         (["--out", files / "x.txt"], "must end in"),
     ):

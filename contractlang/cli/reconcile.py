@@ -7,8 +7,9 @@ Exit codes: 0 every comparison within the tolerance, 1 a discrepancy beyond it, 
 
 from __future__ import annotations
 
+import re
 import sys
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated
 
@@ -28,6 +29,8 @@ from contractlang.reconcile import reconcile
 from contractlang.render.reconcile_json import dispute_table, render_json
 from contractlang.render.reconcile_text import render_reconciliation
 
+_TOLERANCE = re.compile(r"^(\d{1,20}(?:\.\d{1,18})?)(?:\s+([A-Z]{3}))?$")
+
 
 def parse_tolerance(text: str) -> tuple[Decimal, str | None]:
     """``--tolerance 0.05`` or ``--tolerance "0.05 USD"``: an exact amount ≥ 0 and, when
@@ -36,17 +39,13 @@ def parse_tolerance(text: str) -> tuple[Decimal, str | None]:
     >>> parse_tolerance("0.05 USD")
     (Decimal('0.05'), 'USD')
     """
-    number, _, currency = text.strip().partition(" ")
-    try:
-        value = Decimal(number)
-    except InvalidOperation:
-        value = Decimal("NaN")
-    if not value.is_finite() or value < 0:
+    m = _TOLERANCE.match(text.strip())
+    if m is None:
         raise usage_error(
             f"`--tolerance {text}` is not an amount of money of 0 or more",
             help="for example `--tolerance 0.05` or `--tolerance '0.05 USD'`",
         )
-    return value, (currency.strip() or None)
+    return Decimal(m.group(1)), m.group(2)
 
 
 def register(app: typer.Typer) -> None:

@@ -21,9 +21,17 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from contractlang.diagnostics import Diagnostic
+from contractlang.importers.focus_values import json_kind
 from contractlang.importers.frame import SOURCE_ROW, Events, validated
-from contractlang.importers.localtime import LocalTimeProblem, localize, parse_timestamp, read_zone
+from contractlang.importers.localtime import (
+    OUT_OF_RANGE,
+    LocalTimeProblem,
+    localize,
+    parse_timestamp,
+    read_zone,
+)
 from contractlang.importers.result import Collector, ImportResult, Reject
+from contractlang.importers.sacct_fields import MAX_GPUS
 from contractlang.importers.text import format_error, raise_row_errors, read_text, row_error
 
 HELP_FORMAT = (
@@ -113,7 +121,7 @@ def _job(
     """A job's run id, GPUs, request time and attempts (None when a time is in a DST gap or
     repeated hour: that is collected as an error); :class:`_Rejected` when it cannot be read."""
     if not isinstance(job, dict):
-        raise _Rejected("I023", f"not a job object but a {type(job).__name__}")
+        raise _Rejected("I023", f"not a job object but {json_kind(job)}")
     ident = job.get("id")
     if isinstance(ident, bool) or not isinstance(ident, (str, int)) or not str(ident).strip():
         raise _Rejected("I023", "has no `id`")
@@ -123,6 +131,8 @@ def _job(
         raise _Rejected("I023", f"`num_gpus` of job `{run}` is not a whole number")
     if gpus <= 0:
         raise _Rejected("I016", f"job `{run}` has {gpus} GPUs")
+    if gpus > MAX_GPUS:
+        raise _Rejected("I016", f"`num_gpus` of job `{run}` is too large: {gpus:,}")
     attempts = job.get("attempts")
     if not isinstance(attempts, list) or not attempts:
         raise _Rejected("I023", f"job `{run}` has no `attempts`")
@@ -133,8 +143,10 @@ def _job(
         nonlocal broken
         ts = parse_timestamp(value) if isinstance(value, str) else None
         if ts is None:
-            raise _Rejected("I015", f"{what} of job `{run}` is not a time: `{value}`")
+            raise _Rejected("I015", f"{what} of job `{run}` is not a time: `{json.dumps(value)}`")
         utc = localize(ts, zone)
+        if isinstance(utc, LocalTimeProblem) and utc.code == OUT_OF_RANGE:
+            raise _Rejected(OUT_OF_RANGE, f"{what} of job `{run}` {utc.message}: `{value}`")
         if isinstance(utc, LocalTimeProblem):
             time_errors.append(row_error(utc.code, name, row, f"{what} {value} {utc.message}"))
             broken = True

@@ -23,12 +23,18 @@ from typing import Any, Literal
 
 import polars as pl
 
-from contractlang.diagnostics import NO_SPAN, did_you_mean, error
+from contractlang.diagnostics import did_you_mean
 from contractlang.importers import focus_values as fv
 from contractlang.importers.frame import MONEY, SOURCE_ROW, Events, validated
 from contractlang.importers.localtime import parse_timestamp
 from contractlang.importers.result import Collector, ImportResult, Reject
-from contractlang.importers.text import format_error, raise_row_errors, read_text
+from contractlang.importers.text import (
+    format_error,
+    header_index,
+    missing_column,
+    raise_row_errors,
+    read_text,
+)
 from contractlang.lang.facts import TIMESTAMP
 
 #: The run of invoice lines that name none.
@@ -113,12 +119,7 @@ def import_focus(path: str | Path, run_from: RunKey | str) -> ImportResult:
 
 
 def _header_index(name: str, header: list[str], key: RunKey) -> dict[str, int]:
-    known = {f.lower(): f for f in (*REQUIRED, *OPTIONAL)}
-    index: dict[str, int] = {}
-    for i, h in enumerate(header):
-        f = known.get(h.strip().lower())
-        if f is not None and f not in index:
-            index[f] = i
+    index = header_index(header, (*REQUIRED, *OPTIONAL))
     needed = [*REQUIRED, "Tags" if key.kind == "tag" else "ResourceId"]
     missing = [f for f in needed if f not in index]
     if len(missing) >= len(REQUIRED):
@@ -130,19 +131,18 @@ def _header_index(name: str, header: list[str], key: RunKey) -> dict[str, int]:
         )
     diags = []
     for f in missing:
-        guess = did_you_mean(f, [h.strip() for h in header])
-        why = " (needed by `--run-from`)" if f not in REQUIRED else ""
-        diags.append(
-            error(
-                "I002",
-                f"the export has no `{f}` column{why}",
-                NO_SPAN,
-                file=name,
-                help=f"did you mean `{guess}`?" if guess else None,
-            )
-        )
+        why = "" if f in REQUIRED else " (needed by `--run-from`)"
+        diags.append(missing_column(name, header, f, f"the export has no `{f}` column{why}"))
     raise_row_errors(name, diags)
     return index
+
+
+def _utc(ts: datetime) -> datetime | None:
+    """An aware time in UTC; None when that falls off the calendar (year 10000)."""
+    try:
+        return ts.astimezone(UTC)
+    except OverflowError:
+        return None
 
 
 def _rows(n: int) -> str:
@@ -252,7 +252,7 @@ class _Reader:
                 f"`{field}` {text}",
             )
             return ts.replace(tzinfo=UTC)
-        return ts.astimezone(UTC)
+        return _utc(ts)
 
     def _respelled(self, row: int, field: str, text: str, spelled: str) -> None:
         if text != spelled:
@@ -307,7 +307,7 @@ class _Reader:
                 f"`ChargePeriodEnd` `{text}` is not an ISO 8601 time",
             )
             return None
-        return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+        return ts.replace(tzinfo=UTC) if ts.tzinfo is None else _utc(ts)
 
     def _run(self, row: int, v: dict[str, str | None]) -> str:
         if self.key.kind == "resource":

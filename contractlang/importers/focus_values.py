@@ -92,8 +92,25 @@ def tags(text: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise NotTags(f"not JSON ({exc.msg} at character {exc.pos + 1})") from None
     if not isinstance(value, dict):
-        raise NotTags(f"JSON, but not an object (a {type(value).__name__})")
+        raise NotTags(f"JSON, but not an object ({json_kind(value)})")
     return value
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words.
+
+    >>> json_kind([1]), json_kind(None), json_kind(True), json_kind(2.5)
+    ('an array', 'null', 'a boolean', 'a number')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 def tag_text(value: Any) -> str | None:

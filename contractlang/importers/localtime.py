@@ -27,9 +27,15 @@ _ISO = re.compile(
 )
 
 
+#: The code of a time too close to the ends of the calendar to place in UTC: the row is
+#: rejected (it is not a time an export means), where a gap or a repeat is an error.
+OUT_OF_RANGE = "I015"
+
+
 @dataclass(frozen=True, slots=True)
 class LocalTimeProblem:
-    """Why a local time cannot be placed on the UTC line (``I004`` gap, ``I005`` repeat)."""
+    """Why a local time cannot be placed on the UTC line (``I004`` gap, ``I005`` repeat,
+    :data:`OUT_OF_RANGE`)."""
 
     code: str
     message: str
@@ -79,6 +85,13 @@ def localize(ts: datetime, zone: zoneinfo.ZoneInfo) -> datetime | LocalTimeProbl
     """``ts`` in UTC: as it is when it has an offset, else read as wall-clock time in ``zone``.
     A wall-clock time that never happened there (the clocks skipped it) or happened twice (the
     clocks went back over it) is a :class:`LocalTimeProblem`."""
+    try:
+        return _localize(ts, zone)
+    except OverflowError:
+        return LocalTimeProblem(OUT_OF_RANGE, "is out of range")
+
+
+def _localize(ts: datetime, zone: zoneinfo.ZoneInfo) -> datetime | LocalTimeProblem:
     if ts.tzinfo is not None:
         return ts.astimezone(UTC)
     early = ts.replace(tzinfo=zone, fold=0)

@@ -25,10 +25,11 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from contractlang.diagnostics import NO_SPAN, Diagnostic, did_you_mean, error
+from contractlang.diagnostics import Diagnostic, did_you_mean
 from contractlang.importers import sacct_fields as sf
 from contractlang.importers.frame import SOURCE_ROW, Events, validated
 from contractlang.importers.localtime import (
+    OUT_OF_RANGE,
     LocalTimeProblem,
     localize,
     parse_timestamp,
@@ -37,6 +38,8 @@ from contractlang.importers.localtime import (
 from contractlang.importers.result import Collector, ImportResult, Reject
 from contractlang.importers.text import (
     format_error,
+    header_index,
+    missing_column,
     raise_row_errors,
     read_text,
     row_error,
@@ -148,19 +151,15 @@ def import_sacct(
 
 def _header_index(name: str, header: list[str]) -> dict[str, int]:
     """Field name (as the man page spells it) → column; a required field missing is I002."""
-    known = {f.lower(): f for f in (*REQUIRED, *OPTIONAL)}
-    index: dict[str, int] = {}
-    for i, h in enumerate(header):
-        field = known.get(h.strip().lower())
-        if field is not None and field not in index:
-            index[field] = i
+    index = header_index(header, (*REQUIRED, *OPTIONAL))
     missing = [f for f in REQUIRED if f not in index]
-    diags = []
-    for f in missing:
-        guess = did_you_mean(f, [h.strip() for h in header])
-        help = f"did you mean `{guess}`?" if guess else HELP_EXPORT
-        diags.append(error("I002", f"the export has no `{f}` field", NO_SPAN, file=name, help=help))
-    raise_row_errors(name, diags)
+    raise_row_errors(
+        name,
+        [
+            missing_column(name, header, f, f"the export has no `{f}` field", HELP_EXPORT)
+            for f in missing
+        ],
+    )
     return index
 
 
@@ -229,7 +228,10 @@ class _Reader:
             times[f] = t if isinstance(t, datetime) else None
         tres = sf.parse_tres(fields["AllocTRES"])
         if tres is None:
-            reason = f"`AllocTRES` `{fields['AllocTRES']}` has a GPU count that is not whole"
+            reason = (
+                f"`AllocTRES` `{fields['AllocTRES']}` has a GPU count that is not a whole "
+                "number the trace can hold"
+            )
             return self.reject(row, "I016", reason, line)
         submit, start, end = times["Submit"], times["Start"], times["End"]
         if start is None or state[0] in sf.PENDING_STATES or (tres.empty and start == end):
@@ -268,6 +270,9 @@ class _Reader:
             self.reject(row, "I015", reason, line)
             return False
         utc = localize(ts, self.zone)
+        if isinstance(utc, LocalTimeProblem) and utc.code == OUT_OF_RANGE:
+            self.reject(row, OUT_OF_RANGE, f"`{field}` value `{text}` {utc.message}", line)
+            return False
         if isinstance(utc, LocalTimeProblem):
             message = f"`{field}` {text} {utc.message}"
             self.time_errors.append(row_error(utc.code, self.name, row, message, HELP_OFFSETS))

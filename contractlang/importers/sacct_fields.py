@@ -47,6 +47,9 @@ PENDING_STATES = frozenset({"PENDING"})
 REVOKED = "REVOKED"
 KNOWN_STATES = frozenset(END_REASONS) | RUNNING_STATES | PENDING_STATES | {REVOKED}
 
+#: The most GPUs a count may say: the trace holds counts as 64-bit integers.
+MAX_GPUS = 2**63 - 1
+
 #: Values ``sacct`` prints for a time it does not have.
 NO_TIME = frozenset({"", "unknown", "none"})
 
@@ -114,7 +117,7 @@ def parse_tres(text: str) -> Tres | None:
         key, _, value = item.strip().partition("=")
         key = key.strip().lower()
         if key == "gres/gpu" or key.startswith("gres/gpu:"):
-            if not value.strip().isdigit():
+            if not value.strip().isdigit() or int(value) > MAX_GPUS:
                 return None
             count = int(value)
             if key == "gres/gpu":
@@ -125,6 +128,8 @@ def parse_tres(text: str) -> Tres | None:
             nodes = int(value)
     typed_total = sum(typed.values()) if typed else None
     gpus = total if total is not None else (typed_total or 0)
+    if gpus > MAX_GPUS:
+        return None
     return Tres(gpus, tuple(sorted(typed)), typed_total, nodes, empty=not items)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, error
+from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, did_you_mean, error
 from contractlang.errors import ContractlangError
 
 #: At most this many row errors (a DST problem, say) are shown; the rest are counted.
@@ -51,6 +51,32 @@ def read_text(path: Path) -> str:
             f"invalid utf-8 at line {line:,}, byte offset {exc.start:,}",
             help="save the file as UTF-8",
         ) from None
+
+
+def header_index(header: Sequence[str], fields: Sequence[str]) -> dict[str, int]:
+    """Each of ``fields`` the header names (in any case, blanks around it ignored) → its
+    column; the first wins when one is named twice.
+
+    >>> header_index(["jobid", " State ", "JobID"], ["JobID", "State", "End"])
+    {'JobID': 0, 'State': 1}
+    """
+    known = {f.lower(): f for f in fields}
+    index: dict[str, int] = {}
+    for i, h in enumerate(header):
+        field = known.get(h.strip().lower())
+        if field is not None and field not in index:
+            index[field] = i
+    return index
+
+
+def missing_column(
+    name: str, header: Sequence[str], field: str, message: str, help: str | None = None
+) -> Diagnostic:
+    """I002 for a missing ``field``, with the closest name in the header as help (else
+    ``help``)."""
+    guess = did_you_mean(field, [h.strip() for h in header])
+    hint = f"did you mean `{guess}`?" if guess else help
+    return error("I002", message, NO_SPAN, file=name, help=hint)
 
 
 def format_error(name: str, message: str, help: str | None = None) -> ContractlangError:

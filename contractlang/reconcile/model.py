@@ -18,6 +18,7 @@ from contractlang.evaluate.results import ContractResult, Evaluation
 Status = Literal["matched", "over_billed", "under_billed", "missing", "unexpected"]
 STATUSES: tuple[Status, ...] = ("matched", "over_billed", "under_billed", "missing", "unexpected")
 Kind = Literal["charge", "credit"]
+ReasonKind = Literal["exclusion", "credit", "cap", "note"]
 FactValue = timedelta | Decimal | int | bool | str | None
 ZERO = Decimal(0)
 
@@ -59,7 +60,7 @@ class Reason:
     cap) or a note (``unattributed``, ``nothing billable``), the condition as written, and the
     facts it read with their values for this allocation."""
 
-    kind: Literal["exclusion", "credit", "cap", "note"]
+    kind: ReasonKind
     term: str
     line: int | None
     alloc_id: str | None

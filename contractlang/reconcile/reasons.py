@@ -9,12 +9,13 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+from contractlang.evaluate.plan import Term
 from contractlang.evaluate.results import ContractResult
 from contractlang.lang import ast
 from contractlang.lang.facts import FACTS, PROMISES, TRACE_PREFIX
 from contractlang.lang.numbers import gpu_hours
 from contractlang.lang.show import show, source_text
-from contractlang.reconcile.model import FactValue, Reason
+from contractlang.reconcile.model import FactValue, Reason, ReasonKind
 
 
 def _text(expr: ast.Expr | None, source: str | None) -> str | None:
@@ -55,56 +56,32 @@ def _value(v: Any) -> FactValue:
 
 def allocation_reasons(c: ContractResult, row: dict[str, Any]) -> list[Reason]:
     """The exclusions, credits and allocation caps that applied to one allocation."""
-    plan, text, alloc = c.plan, c.source_text, row["alloc_id"]
+    plan, alloc = c.plan, row["alloc_id"]
+
+    def reason(t: Term, kind: ReasonKind, reads: tuple[str, ...], gpu_us: int | None) -> Reason:
+        when = getattr(t.clause, "when", None)
+        exprs = tuple(getattr(t.clause, attr, None) for attr in reads)
+        return Reason(
+            kind,
+            t.label,
+            t.line,
+            alloc,
+            _text(when, c.source_text),
+            facts_read((*exprs, when), row, c),
+            None if gpu_us is None else gpu_hours(gpu_us),
+        )
+
     out: list[Reason] = []
     if row["excluded_by"] is not None:
         t = plan.whole_exclusions[row["excluded_by"]]
-        when = getattr(t.clause, "when", None)
-        out.append(
-            Reason(
-                "exclusion",
-                t.label,
-                t.line,
-                alloc,
-                _text(when, text),
-                facts_read((when,), row, c),
-                gpu_hours(row["gpus"] * row["runtime_us"]),
-            )
-        )
+        out.append(reason(t, "exclusion", (), row["gpus"] * row["runtime_us"]))
     for t in plan.duration_exclusions:
-        removed = row[t.column]
-        if removed:
-            when = getattr(t.clause, "when", None)
-            duration = getattr(t.clause, "duration", None)
-            out.append(
-                Reason(
-                    "exclusion",
-                    t.label,
-                    t.line,
-                    alloc,
-                    _text(when, text),
-                    facts_read((duration, when), row, c),
-                    gpu_hours(row["gpus"] * removed),
-                )
-            )
-    for t in plan.credits:
-        if row[t.column.removesuffix("_minor")] is None or not row[t.column]:
-            continue
-        when = getattr(t.clause, "when", None)
-        amount = getattr(t.clause, "amount", None)
-        out.append(
-            Reason(
-                "credit",
-                t.label,
-                t.line,
-                alloc,
-                _text(when, text),
-                facts_read((when, amount), row, c),
-            )
-        )
-    for t in plan.caps:
         if row[t.column]:
-            out.append(Reason("cap", t.label, t.line, alloc))
+            out.append(reason(t, "exclusion", ("duration",), row["gpus"] * row[t.column]))
+    for t in plan.credits:
+        if row[t.column.removesuffix("_minor")] is not None and row[t.column]:
+            out.append(reason(t, "credit", ("amount",), None))
+    out += [Reason("cap", t.label, t.line, alloc) for t in plan.caps if row[t.column]]
     return out
 
 

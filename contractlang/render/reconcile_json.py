@@ -90,7 +90,8 @@ def _month(m: MonthTotal, money: Any) -> dict[str, Any]:
     }
 
 
-def line_to_json(x: Comparison, money: Any) -> dict[str, Any]:
+def _flat(x: Comparison, money: Any) -> dict[str, Any]:
+    """The fields of a comparison that both the JSON line and the dispute row carry."""
     return {
         "run_id": x.run_id,
         "alloc_id": x.alloc_id,
@@ -102,6 +103,12 @@ def line_to_json(x: Comparison, money: Any) -> dict[str, Any]:
         "difference": money(x.difference),
         "term": x.term,
         "line": x.line,
+    }
+
+
+def line_to_json(x: Comparison, money: Any) -> dict[str, Any]:
+    return {
+        **_flat(x, money),
         "basis": [
             {
                 "kind": b.kind,
@@ -155,16 +162,7 @@ def dispute_table(r: Reconciliation) -> pl.DataFrame:
             rows.append(
                 {
                     "contract": c.name,
-                    "run_id": x.run_id,
-                    "alloc_id": x.alloc_id,
-                    "kind": x.kind,
-                    "status": x.status,
-                    "month": x.month,
-                    "expected": money(x.expected),
-                    "invoiced": money(x.invoiced),
-                    "difference": money(x.difference),
-                    "term": x.term,
-                    "line": x.line,
+                    **_flat(x, money),
                     "reasons": " | ".join(reason_text(y) for y in x.reasons) or None,
                     "invoice_rows": " ".join(str(n) for n in x.invoice_rows) or None,
                 }
