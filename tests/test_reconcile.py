@@ -124,10 +124,21 @@ def test_over_billed(rec: ContractReconciliation) -> None:
     assert amounts(c) == ("over_billed", Decimal("6.00"), Decimal("6.50"), Decimal("0.50"))
 
 
-def test_under_billed(rec: ContractReconciliation) -> None:
+def test_under_billed_with_how_the_charge_was_computed(rec: ContractReconciliation) -> None:
     # 4.00 − 4.13 = −0.13
     c = find(rec, "r3", "a1", "charge")
     assert amounts(c) == ("under_billed", Decimal("4.13"), Decimal("4.00"), Decimal("-0.13"))
+    # a discrepancy in a charge says how the charge was computed: 30 min 20 s rounded up to
+    # the minute is 31 min
+    [how] = c.reasons
+    assert (how.kind, how.term, how.alloc_id) == ("charge", "rate 2.00 USD per gpu_hour", "r3-a1")
+    facts = dict(how.facts)
+    assert facts["gpus"] == 4
+    assert facts["runtime"].total_seconds() == 30 * 60 + 20
+    assert facts["billable_time"].total_seconds() == 31 * 60
+    assert facts["price per GPU-hour"] == Decimal("2.00")
+    # a matched charge needs no reason
+    assert find(rec, "r1", "a1", "charge").reasons == ()
 
 
 def test_missing(rec: ContractReconciliation) -> None:

@@ -18,6 +18,7 @@ comparison of their allocation (or run and month).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -26,7 +27,7 @@ import polars as pl
 from contractlang.evaluate.results import ContractResult
 from contractlang.importers.focus import UNATTRIBUTED
 from contractlang.reconcile.model import ZERO, Basis, Comparison, Kind, Reason, status_of
-from contractlang.reconcile.reasons import allocation_reasons, run_cap_reasons
+from contractlang.reconcile.reasons import allocation_reasons, charge_reason, run_cap_reasons
 from contractlang.trace.schema import ROW
 
 _Key = tuple[str, str]
@@ -144,6 +145,7 @@ def compare(c: ContractResult, lines: pl.DataFrame, tolerance: Decimal) -> tuple
             why += run_cap_reasons(c, run_rows[run])
         add(run, None, "credit", month, basis, invoiced, why)
 
+    out = _with_charge_reasons(c, out, tolerance)
     kinds = {"charge": 0, "credit": 1}
     out.sort(
         key=lambda x: (
@@ -155,6 +157,27 @@ def compare(c: ContractResult, lines: pl.DataFrame, tolerance: Decimal) -> tuple
         )
     )
     return tuple(out)
+
+
+def _with_charge_reasons(
+    c: ContractResult, lines: list[Comparison], tolerance: Decimal
+) -> list[Comparison]:
+    """The discrepancies in charges, with how each allocation's charge was computed (only
+    those: every allocation's would cost a row each, and a matched charge needs no reason)."""
+    off = [x for x in lines if x.kind == "charge" and x.basis and abs(x.difference) > tolerance]
+    allocs = {b.alloc_id for x in off for b in x.basis if b.alloc_id is not None}
+    if not allocs:
+        return lines
+    rows = c.allocations.filter(pl.col("alloc_id").is_in(list(allocs)))
+    how = {r["alloc_id"]: charge_reason(c, r) for r in rows.iter_rows(named=True)}
+    marked = {id(x) for x in off}
+    done: list[Comparison] = []
+    for x in lines:
+        if id(x) in marked:
+            extra = [how[b.alloc_id] for b in x.basis if b.alloc_id in how]
+            x = replace(x, reasons=(*x.reasons, *(r for r in extra if r is not None)))
+        done.append(x)
+    return done
 
 
 def _kinds(reasons: Iterable[Reason], *kinds: str) -> list[Reason]:

@@ -18,7 +18,7 @@ from contractlang.evaluate.results import ContractResult, Evaluation
 Status = Literal["matched", "over_billed", "under_billed", "missing", "unexpected"]
 STATUSES: tuple[Status, ...] = ("matched", "over_billed", "under_billed", "missing", "unexpected")
 Kind = Literal["charge", "credit"]
-ReasonKind = Literal["exclusion", "credit", "cap", "note"]
+ReasonKind = Literal["exclusion", "credit", "cap", "charge", "note"]
 FactValue = timedelta | Decimal | int | bool | str | None
 ZERO = Decimal(0)
 
@@ -57,8 +57,8 @@ class Basis:
 @dataclass(frozen=True, slots=True)
 class Reason:
     """Why the contract expects what it does: a term that applied (an exclusion, a credit, a
-    cap) or a note (``unattributed``, ``nothing billable``), the condition as written, and the
-    facts it read with their values for this allocation."""
+    cap, the rate that priced a charge) or a note (``unattributed``, ``nothing billable``), the
+    condition as written, and the facts it read with their values for this allocation."""
 
     kind: ReasonKind
     term: str

@@ -67,7 +67,7 @@ def allocation_reasons(c: ContractResult, row: dict[str, Any]) -> list[Reason]:
             t.line,
             alloc,
             _text(when, c.source_text),
-            facts_read((*exprs, when), row, c),
+            facts_read((when, *exprs), row, c),
             None if gpu_us is None else gpu_hours(gpu_us),
         )
 
@@ -83,6 +83,21 @@ def allocation_reasons(c: ContractResult, row: dict[str, Any]) -> list[Reason]:
             out.append(reason(t, "credit", ("amount",), None))
     out += [Reason("cap", t.label, t.line, alloc) for t in plan.caps if row[t.column]]
     return out
+
+
+def charge_reason(c: ContractResult, row: dict[str, Any]) -> Reason | None:
+    """How an allocation's charge was computed: the rate that priced it, its GPUs, runtime,
+    billable time (after exclusions, increment and minimum) and price per GPU-hour."""
+    if row["rate_index"] is None:
+        return None
+    t = c.plan.rates[row["rate_index"]]
+    facts: tuple[tuple[str, FactValue], ...] = (
+        ("gpus", row["gpus"]),
+        ("runtime", _value(row["runtime"])),
+        ("billable_time", _value(row["billable_time"])),
+        ("price per GPU-hour", _value(row["price_per_gpu_hour"])),
+    )
+    return Reason("charge", t.label, t.line, row["alloc_id"], None, facts)
 
 
 def run_cap_reasons(c: ContractResult, run: dict[str, Any]) -> list[Reason]:

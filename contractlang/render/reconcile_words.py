@@ -55,6 +55,8 @@ def reason_text(r: Reason) -> str:
         head = f'{who}credited by "{r.term}"{at}'
     elif r.kind == "cap":
         return f"{who}credits cut by `{r.term}`{at}".strip()
+    elif r.kind == "charge":
+        head = f"{who}charged by `{r.term}`{at}"
     else:
         return f"{r.term}: {r.condition}" if r.condition else r.term
     return f"{head}{because}{tail}"
