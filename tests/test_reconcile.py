@@ -351,3 +351,22 @@ contract "g" {
             assert c.difference > 0
         elif c.status == "under_billed":
             assert c.difference < 0
+
+
+def test_an_allocation_with_its_own_line_is_not_also_in_the_run_level_comparison() -> None:
+    events = [
+        # a1 and a2: 1 GPU × 1 h × 2.00 = 2.00 each; a1 is invoiced on its own line (2.00),
+        # the run-level line of 2.50 can only be for a2: over-billed by 0.50, not 2.00 + 2.00
+        started("r1", "a1", D + "10:00", gpus=1),
+        released("r1", "a1", D + "11:00"),
+        started("r1", "a2", D + "10:00", gpus=1),
+        released("r1", "a2", D + "11:00"),
+        charge("r1", "a1", D + "11:00", "2.00"),
+        charge("r1", None, D + "00:00", "2.50"),
+    ]
+    (r,) = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events)).contracts
+    assert [(c.alloc_id, c.status, c.expected, c.invoiced) for c in r.lines] == [
+        ("a1", "matched", Decimal("2.00"), Decimal("2.00")),
+        (None, "over_billed", Decimal("2.00"), Decimal("2.50")),
+    ]
+    assert [b.alloc_id for b in r.lines[1].basis] == ["a2"]

@@ -181,10 +181,8 @@ class _Reader:
         self.tag_keys: set[str] = set()
 
     def read(self, row: int, values: list[str]) -> None:
-        record = _record(values)
-
         def reject(code: str, reason: str) -> None:
-            self.c.reject(Reject(row, code, reason, record))
+            self.c.reject(Reject(row, code, reason, _record(values)))
 
         if len(values) != self.width:
             return reject("I010", f"has {len(values)} fields, the header {self.width}")

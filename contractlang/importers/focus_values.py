@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 #: ChargeCategory's allowed values (FOCUS 1.0–1.2).
@@ -50,19 +50,17 @@ def exact(text: str) -> Decimal:
     t = text.strip()
     if not _DECIMAL.match(t):
         raise NotExact(f"`{t}` is not a decimal number")
-    try:
-        d = Decimal(t)
-    except InvalidOperation:  # pragma: no cover - the pattern admits only decimal text
-        raise NotExact(f"`{t}` is not a decimal number") from None
+    d = Decimal(t)  # the pattern admits only finite decimal text
+    if _places(d) <= MAX_PLACES and d.adjusted() < MAX_INTEGER_DIGITS:
+        return d
     if d == 0:
         return Decimal(0)
-    normal = d.normalize()
+    normal = d.normalize()  # trailing zeros beyond 18 places carry nothing
     if _places(normal) > MAX_PLACES:
         raise NotExact(f"`{t}` has more than {MAX_PLACES} decimal places")
     if normal.adjusted() >= MAX_INTEGER_DIGITS:
         raise NotExact(f"`{t}` is too large to keep exactly")
-    # trailing zeros beyond 18 places carry nothing: drop them, keep every other digit as written
-    return d if _places(d) <= MAX_PLACES else normal
+    return normal
 
 
 def _places(d: Decimal) -> int:

@@ -39,33 +39,33 @@ MONEY = DECIMAL_DTYPE
 
 
 class Events:
-    """Events added one by one, column by column; :meth:`frame` makes the trace frame with the
-    required columns, the optional trace columns given a value at least once (a column of
-    nulls says nothing, and NDJSON could not even tell its type), then the extras (``extras``,
-    in order, with their types)."""
+    """Events added one by one; :meth:`frame` makes the trace frame with the required columns,
+    the optional trace columns given a value at least once (a column of nulls says nothing,
+    and NDJSON could not even tell its type), then the extras (``extras``, in order, with their
+    types)."""
 
     def __init__(self, extras: dict[str, pl.DataType]) -> None:
         self.extras = dict(extras)
-        self._columns: dict[str, list[Any]] = {c: [] for c in [*COLUMNS, *self.extras]}
+        self._known = frozenset([*COLUMNS, *self.extras])
+        self._rows: list[dict[str, Any]] = []
         self._used: set[str] = set(REQUIRED_COLUMNS)
-        self.height = 0
+
+    @property
+    def height(self) -> int:
+        return len(self._rows)
 
     def add(self, **values: Any) -> None:
-        unknown = set(values) - set(self._columns)
-        if unknown:
-            raise KeyError(f"not a column of these events: {sorted(unknown)}")
-        for name, column in self._columns.items():
-            v = values.get(name)
-            if v is not None:
-                self._used.add(name)
-            column.append(v)
-        self.height += 1
+        if not values.keys() <= self._known:
+            unknown = sorted(set(values) - self._known)
+            raise KeyError(f"not a column of these events: {unknown}")
+        self._used.update(k for k, v in values.items() if v is not None)
+        self._rows.append(values)
 
     def frame(self) -> pl.DataFrame:
         names = [c for c in COLUMNS if c in self._used] + list(self.extras)
         dtypes = {**TRACE_DTYPES, **self.extras}
         return pl.DataFrame(
-            {n: pl.Series(n, self._columns[n], dtype=dtypes[n], strict=True) for n in names}
+            {n: pl.Series(n, [r.get(n) for r in self._rows], dtype=dtypes[n]) for n in names}
         )
 
 

@@ -74,7 +74,8 @@ def parse_timestamp(text: str) -> datetime | None:
     t = text.strip()
     if not _ISO.match(t):
         return None
-    t = re.sub(r"(\.\d{6})\d+", r"\1", t)
+    if "." in t:
+        t = re.sub(r"(\.\d{6})\d+", r"\1", t)
     try:
         return datetime.fromisoformat(t)
     except ValueError:
