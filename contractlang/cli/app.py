@@ -12,8 +12,8 @@ from contractlang.version import __version__
 app = typer.Typer(
     name="contractlang",
     help="Evaluate spot GPU contract terms against usage traces.\n\n"
-    "Exit codes: 0 ok (every budget met), 1 a budget not met or a file not formatted, "
-    "2 bad input, 3 internal error.",
+    "Exit codes: 0 ok (every budget met), 1 a budget not met, a file not formatted or an "
+    "invoice that disagrees with the terms, 2 bad input, 3 internal error.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
