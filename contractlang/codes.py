@@ -86,6 +86,8 @@ CODES: dict[str, str] = {
     "T017": "unreadable trace",
     "T018": "reserved column name",
     "T019": "more problems than shown",
+    "T020": "value outside the supported range",
+    "T021": "negative value where none can be",
     # import: a file that cannot be imported (docs/import.md)
     "I001": "cannot read the file to import",
     "I002": "missing required column",
@@ -129,5 +131,9 @@ CODES: dict[str, str] = {
     "W003": "comparison with `none` is never true",
     "W101": "checkpoint step goes back",
     "W102": "money column stored as floating point",
+    "W103": "unusually many GPUs in one allocation",
+    "W104": "allocation longer than a year",
+    "W105": "unusually high price",
+    "W106": "events moved to their allocation's edge by the clock skew",
     "W401": "credit computed a negative amount",
 }

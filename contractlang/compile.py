@@ -30,7 +30,7 @@ import polars as pl
 from contractlang.errors import InternalError
 from contractlang.lang import ast, exact
 from contractlang.lang.facts import FACTS, PROMISES, TRACE_PREFIX
-from contractlang.lang.numbers import MICROS_PER_SECOND
+from contractlang.lang.numbers import MICROS_PER_SECOND, scaled
 from contractlang.lang.types import UNITS
 from contractlang.lang.vocabulary import COMPARE, FLIP
 
@@ -83,7 +83,7 @@ def _fraction_to_decimal(f: Fraction) -> Decimal:
     if den != 1:
         raise InternalError(f"{f} has no finite decimal expansion")
     places = max(twos, fives)
-    return Decimal(f.numerator * 10**places // f.denominator).scaleb(-places)
+    return scaled(f.numerator * 10**places // f.denominator, places)
 
 
 def _gcd(a: Fraction, b: Fraction) -> Fraction:

@@ -138,6 +138,10 @@ class Diagnostic:
         }
 
 
+#: The most characters of a source line an excerpt shows; a longer line is cut around the span.
+EXCERPT_WIDTH = 100
+
+
 def _excerpt(source: Source, span: Span) -> list[str]:
     text = source.line_text(span.line)
     gutter = f"{span.line:>4} | "
@@ -145,8 +149,21 @@ def _excerpt(source: Source, span: Span) -> list[str]:
         width = max(1, span.end_col - span.col)
     else:
         width = max(1, len(text) - span.col + 1)
-    caret = " " * (len(gutter) - 2) + "| " + " " * (span.col - 1) + "^" * width
-    return [gutter + text, caret]
+    start = span.col - 1
+    if len(text) > EXCERPT_WIDTH:  # show a window of the line around the span, marked "…"
+        first = max(0, min(start - EXCERPT_WIDTH // 4, len(text) - EXCERPT_WIDTH))
+        last = first + EXCERPT_WIDTH
+        shown = ("…" if first else "") + text[first:last] + ("…" if last < len(text) else "")
+        start = start - first + (1 if first else 0)
+        width = max(1, min(width, EXCERPT_WIDTH - (start - (1 if first else 0))))
+        text = shown
+    caret = " " * (len(gutter) - 2) + "| " + " " * start + "^" * width
+    return [gutter + _printable(text), caret]
+
+
+def _printable(text: str) -> str:
+    """Control characters (an escape sequence in a trace value, say) shown, not obeyed."""
+    return "".join(c if c.isprintable() or c == "\t" else f"\\x{ord(c):02x}" for c in text)
 
 
 def error(code: str, message: str, span: Span, **kw: Any) -> Diagnostic:

@@ -678,7 +678,8 @@ contract "decade" {
         evaluate_text(spot, events)
     assert codes(exc) == ["E405"]
     assert exc.value.diagnostics[0].message == (
-        "contract `decade` computes an amount too large to keep exactly"
+        "contract `decade` computes an amount too large to keep exactly "
+        "for allocation `a1` of run `r1`"
     )
 
 
@@ -1565,7 +1566,7 @@ contract "tiered" {
         evaluate_text(spot, events)
     assert codes(exc) == ["E404"]
     (diag,) = exc.value.diagnostics
-    assert diag.message == "trace column `tier` holds String values, not numbers"
+    assert diag.message == "trace column `tier` holds text, not numbers"
     assert (diag.span.line, diag.span.col) == (3, 8)
 
 

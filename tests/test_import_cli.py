@@ -90,8 +90,8 @@ def test_bad_flags_and_files_exit_2_with_a_message(tmp_path: Path) -> None:
         (["sacct", tmp_path / "none.txt", *utc, "--out", out], "error[I001]"),
         (["focus", SACCT, "--run-from", "tags:x", "--out", out], "neither `tag:KEY` nor"),
         (["focus", SACCT, "--run-from", "resource", "--out", out], "error[I003]"),
-        (["sacct", SACCT, *utc, "--out", twice, "--rejects", twice], "is also `--out`"),
-        (["focus", inv, "--run-from", "resource", "--out", inv], "is the file being imported"),
+        (["sacct", SACCT, *utc, "--out", twice, "--rejects", twice], "is the same file as"),
+        (["focus", inv, "--run-from", "resource", "--out", inv], "would overwrite the input"),
     ]
     for args, message in cases:
         result = run("import", *args)

@@ -11,7 +11,7 @@ from support.cli import no_traceback
 from support.cli import run as run_cli
 from typer.testing import Result
 
-from contractlang.cli import trace as trace_cli
+from contractlang.cli import files
 from contractlang.lang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,10 +167,10 @@ def test_out_under_a_regular_file_is_a_clean_error(tmp_path: Path, command: str)
 def test_generate_reports_a_failed_write_cleanly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def refuse(frame: pl.DataFrame, path: Path) -> None:
+    def refuse(frame: pl.DataFrame, path: Path, kind: str | None = None) -> None:
         raise OSError(f"Permission denied (os error 13): {path}")  # as polars raises it
 
-    monkeypatch.setattr(trace_cli, "write_trace", refuse)
+    monkeypatch.setattr(files, "write_trace", refuse)
     out = tmp_path / "g.ndjson"
     result = run("generate", "--runs", "2", "--out", str(out))
     no_traceback(result)
@@ -187,7 +187,7 @@ def test_generate_reports_a_failed_write_cleanly(
     ],
 )
 def test_os_reason(exc: OSError, reason: str) -> None:
-    assert trace_cli.os_reason(exc) == reason
+    assert files.os_reason(exc) == reason
 
 
 def test_generate_is_deterministic_and_valid(tmp_path: Path) -> None:

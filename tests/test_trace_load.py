@@ -153,8 +153,8 @@ def test_a_lazy_frame_is_accepted() -> None:
     [
         ("t.txt", "x", "cannot read `{p}`: unknown trace format `.txt`"),
         ("t.csv", None, "cannot read `{p}`: no such file"),
-        ("t.parquet", "not parquet at all", "cannot read `{p}` as Parquet: "),
-        ("t.csv", "", "cannot read `{p}` as CSV: "),
+        ("t.parquet", "not parquet at all", "cannot read `{p}` as Parquet: it is not a Parquet"),
+        ("t.csv", "", "cannot read `{p}` as CSV: the file is empty"),
     ],
 )
 def test_t017_unreadable_trace(

@@ -26,6 +26,7 @@ from contractlang.check.context import (
 )
 from contractlang.diagnostics import Related, Span, did_you_mean
 from contractlang.lang import ast as A
+from contractlang.lang.exact import constant_value, is_constant
 from contractlang.lang.facts import FACTS, PROMISE_TYPE, PROMISES, Fact, Stage
 from contractlang.lang.show import show
 from contractlang.lang.types import (
@@ -62,6 +63,10 @@ RUN_COUNTERPART = {
 }
 
 
+#: The most digits a number literal holds before the point, and after it (the trace keeps
+#: decimals to 18 places, and exact amounts hold 18 digits before the point).
+MAX_DIGITS = 18
+
 _VERBS = {
     "+": "cannot add {left} and {right}",
     "-": "cannot subtract {right} from {left}",
@@ -84,8 +89,12 @@ class Inferrer:
         span = expr.span
         match expr:
             case A.Number() | A.Percent():
+                if not self.digits(expr):
+                    return Typed(ERROR, span, "")
                 return Typed(PLAIN_NUMBER, span, expr=expr)
             case A.Quantity(unit=unit):
+                if not self.digits(expr):
+                    return Typed(ERROR, span, "")
                 resolved = self.unit(unit, tail(span, len(unit)), ctx, expr)
                 if resolved is None:
                     return Typed(ERROR, span, "")
@@ -150,6 +159,26 @@ class Inferrer:
             case A.Call():
                 return call(self, expr, ctx)
         raise AssertionError(f"unknown expression node {expr!r}")  # pragma: no cover
+
+    def digits(self, expr: A.Number | A.Percent | A.Quantity) -> bool:
+        """A number literal within what is kept exactly: at most :data:`MAX_DIGITS` digits
+        before the point and as many after (E213 otherwise)."""
+        digits = expr.value.as_tuple()
+        exponent = digits.exponent if isinstance(digits.exponent, int) else 0
+        after = max(0, -exponent)
+        before = max(0, len(digits.digits) + exponent)
+        if before <= MAX_DIGITS and after <= MAX_DIGITS:
+            return True
+        written = expr.text or format(expr.value, "f")
+        shown = written if len(written) <= 40 else written[:39] + "…"
+        self.report.error(
+            "E213",
+            f"`{shown}` has more digits than contractlang keeps exactly",
+            expr.span,
+            help=f"a number holds at most {MAX_DIGITS} digits before the point and "
+            f"{MAX_DIGITS} after",
+        )
+        return False
 
     def unit(self, unit: str, span: Span, ctx: Ctx, expr: A.Expr) -> tuple[Dim, str | None] | None:
         """Resolve a unit word to its dimension and currency, reporting unknown units and
@@ -343,6 +372,14 @@ class Inferrer:
             return Typed(ERROR, expr.span, "")
         if currency_clash(lt, rt):
             self.report.mismatch("E205", f"{verb}", expr.span, lhs, rhs)
+            return Typed(ERROR, expr.span, "")
+        if expr.op == "/" and is_constant(expr.right) and constant_value(expr.right) == 0:
+            self.report.error(
+                "E213",
+                f"`{show(expr)}` divides by zero, so its value is always none",
+                expr.span,
+                help="divide by something that is not 0, or write `none` if none is meant",
+            )
             return Typed(ERROR, expr.span, "")
         if expr.op in ("+", "-"):
             if lt.dim != rt.dim:

@@ -1,18 +1,20 @@
 """`contractlang check FILE…`: parse and check `.spot` files, report every problem.
 
 Exit 0 when there is no error (warnings are printed), 2 on any error or unreadable file.
+A directory stands for every ``*.spot`` file below it; ``-`` reads standard input.
 Diagnostics go to stderr as text, or to stdout as JSON with ``--format json``; a one-line
 summary always goes to stderr.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import sys
 from typing import Annotated
 
 import typer
 
 from contractlang.cli.common import OutputFormat, err, exit_with, guarded, print_diagnostics
+from contractlang.cli.inputs import STDIN, spot_paths, usage_error
 from contractlang.errors import ExitCode
 from contractlang.pipeline.language import CheckedFiles, check_paths
 
@@ -24,9 +26,11 @@ def register(app: typer.Typer) -> None:
 @guarded()
 def check_command(
     files: Annotated[
-        list[Path],
+        list[str],
         typer.Argument(
-            help="The `.spot` files to check, together.", show_default=False, metavar="FILE..."
+            help="The `.spot` files (or directories of them) to check, together; `-` for stdin.",
+            show_default=False,
+            metavar="FILE...",
         ),
     ],
     fmt: Annotated[
@@ -34,8 +38,14 @@ def check_command(
         typer.Option("--format", help="How to print diagnostics: text or json."),
     ] = OutputFormat.text,
 ) -> None:
-    """Check `.spot` files: syntax, names, units, types, stages and lints."""
-    checked = check_paths([str(p) for p in files])
+    """Check `.spot` files: syntax, names, units, types, stages and lints.
+
+    Exit codes: 0 no errors (warnings are printed), 2 an error or a file that cannot be read,
+    3 internal error.
+    """
+    if STDIN in files and len(files) > 1:
+        raise usage_error("`-` (standard input) cannot be combined with other files")
+    checked = check_paths(spot_paths(files), stdin=sys.stdin.buffer.read)
     print_diagnostics(checked.diagnostics, checked.sources, fmt)
     if checked.diagnostics and fmt is OutputFormat.text:
         err.print("")

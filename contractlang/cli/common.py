@@ -1,27 +1,110 @@
-"""What every command shares: consoles, output formats, and the guard that turns errors into
-documented exit codes (never a traceback)."""
+"""What every command shares: consoles, output formats, standard output that fails cleanly, and
+the guard that turns errors into documented exit codes (never a traceback).
+
+Standard output is written through :data:`out` (rich) or :func:`write_stdout`. A write that
+fails — a full disk, a closed descriptor — is ``E501`` naming ``standard output``, exit 2; a
+pipe closed by its reader (``contractlang … | head``) ends the command quietly, exit 0.
+"""
 
 from __future__ import annotations
 
+import errno
 import functools
+import io
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import NoReturn, ParamSpec, TypeVar
+from typing import NoReturn, ParamSpec, TextIO, TypeVar, cast
 
 import typer
 from rich.console import Console
 
-from contractlang.diagnostics import Diagnostic, Source, render_all, to_json_text
+from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, error, render_all, to_json_text
 from contractlang.errors import ContractlangError, ExitCode, InternalError
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
+STDOUT = "standard output"
+
+
+class PipeClosed(Exception):
+    """The reader of standard output went away (EPIPE): stop quietly."""
+
+
+def write_error(path: object, reason: str) -> ContractlangError:
+    """E501: ``path`` (a ``Path``, or :data:`STDOUT`) could not be written, and why."""
+    where = STDOUT if path == STDOUT else f"`{path}`"
+    return ContractlangError(
+        [error("E501", f"cannot write {where}: {reason}", NO_SPAN, file="contractlang")]
+    )
+
+
+def os_reason(exc: BaseException) -> str:
+    """Why a write failed, in lowercase words: ``exc.strerror``, or for the errors polars
+    raises (``No space left on device (os error 28): /path``) their text without the code and
+    path.
+
+    >>> os_reason(OSError("Not a directory (os error 20): /tmp/a/b.parquet"))
+    'not a directory'
+    >>> os_reason(OSError(errno.ENOSPC, "No space left on device"))
+    'no space left on device'
+    """
+    strerror = getattr(exc, "strerror", None)
+    text = strerror or re.sub(r"\s*\(os error \d+\).*$", "", str(exc), flags=re.DOTALL)
+    text = text.strip().splitlines()[0] if text.strip() else "write error"
+    return text[0].lower() + text[1:]
+
+
+class _StandardOutput(io.TextIOBase):
+    """``sys.stdout`` as it is at each write, with its failures in our words."""
+
+    def write(self, text: str) -> int:
+        return self._do(lambda s: s.write(text))
+
+    def flush(self) -> None:
+        self._do(lambda s: s.flush())
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return bool(sys.stdout is not None and sys.stdout.isatty())
+
+    def fileno(self) -> int:
+        if sys.stdout is None:
+            raise OSError(errno.EBADF, "standard output is closed")
+        return sys.stdout.fileno()
+
+    @staticmethod
+    def _do(action: Callable[[TextIO], int | None]) -> int:
+        stream = sys.stdout
+        if stream is None:
+            raise write_error(STDOUT, "it is closed")
+        try:
+            return action(stream) or 0
+        except BrokenPipeError:
+            raise PipeClosed from None
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise PipeClosed from None
+            raise write_error(STDOUT, os_reason(exc)) from None
+        except ValueError:  # "I/O operation on closed file"
+            raise write_error(STDOUT, "it is closed") from None
+
+
+_stdout = _StandardOutput()
+
 #: Results go to stdout; diagnostics, progress and notes to stderr.
-out = Console(highlight=False, soft_wrap=True)
+out = Console(file=cast(TextIO, _stdout), highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to standard output (see the module's docstring)."""
+    _stdout.write(text)
 
 
 class OutputFormat(StrEnum):
@@ -34,7 +117,7 @@ def print_diagnostics(
 ) -> None:
     """Diagnostics in the chosen format: text to stderr, JSON to stdout."""
     if fmt is OutputFormat.json:
-        sys.stdout.write(to_json_text(diags) + "\n")
+        write_stdout(to_json_text(diags) + "\n")
     elif diags:
         err.print(render_all(diags, sources), markup=False)
 
@@ -43,23 +126,47 @@ def exit_with(code: ExitCode) -> NoReturn:
     raise typer.Exit(int(code))
 
 
+def debugging() -> bool:
+    """``CONTRACTLANG_DEBUG`` set to anything but empty, ``0``, ``false`` or ``no``."""
+    return os.environ.get("CONTRACTLANG_DEBUG", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def guarded(fmt_param: str | None = "fmt") -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Decorate a command: bad input exits 2 with its diagnostics, a bug exits 3 with a short
-    message (set ``CONTRACTLANG_DEBUG=1`` for the traceback)."""
+    message (set ``CONTRACTLANG_DEBUG=1`` for the traceback); standard output is flushed
+    before the command ends, so a failure to write it is reported too."""
 
     def deco(fn: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(fn)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
             fmt = kwargs.get(fmt_param, OutputFormat.text) if fmt_param else OutputFormat.text
             try:
-                return fn(*args, **kwargs)
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    _stdout.flush()
+            except PipeClosed:
+                _silence_stdout()
+                exit_with(ExitCode.OK)
             except (typer.Exit, typer.Abort, KeyboardInterrupt):
                 raise
             except ContractlangError as exc:
-                print_diagnostics(exc.diagnostics, exc.sources, OutputFormat(str(fmt)))
+                to_stdout = OutputFormat(str(fmt)) is OutputFormat.json and not _about_stdout(exc)
+                try:
+                    print_diagnostics(
+                        exc.diagnostics,
+                        exc.sources,
+                        OutputFormat.json if to_stdout else OutputFormat.text,
+                    )
+                    if to_stdout:
+                        _stdout.flush()
+                except PipeClosed:
+                    _silence_stdout()
+                except ContractlangError as again:  # stdout failed while reporting
+                    print_diagnostics(again.diagnostics, {}, OutputFormat.text)
                 exit_with(ExitCode.BAD_INPUT)
             except (InternalError, Exception) as exc:  # the last line of defence
-                if os.environ.get("CONTRACTLANG_DEBUG"):
+                if debugging():
                     raise
                 err.print(
                     f"internal error: {type(exc).__name__}: {exc}\n"
@@ -71,3 +178,17 @@ def guarded(fmt_param: str | None = "fmt") -> Callable[[Callable[P, R]], Callabl
         return wrapper
 
     return deco
+
+
+def _about_stdout(exc: ContractlangError) -> bool:
+    return any(d.code == "E501" and STDOUT in d.message for d in exc.diagnostics)
+
+
+def _silence_stdout() -> None:
+    """After EPIPE: point standard output at /dev/null, so the interpreter's last flush does
+    not fail again (the way Python's documentation advises)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from contractlang.cli.common import OutputFormat, err, exit_with, guarded, out, print_diagnostics
-from contractlang.cli.inputs import (
-    check_table_path,
-    parse_open_at,
-    progress_status,
-    split_terms_and_trace,
-    write_table,
+from contractlang.cli.common import (
+    OutputFormat,
+    err,
+    exit_with,
+    guarded,
+    out,
+    print_diagnostics,
+    write_stdout,
+)
+from contractlang.cli.files import Outputs, write_table
+from contractlang.cli.inputs import progress_status, split_terms_and_traces
+from contractlang.cli.reading import (
+    DEFAULT_CLOCK_SKEW,
+    ClockSkew,
+    OnInvalid,
+    OpenAt,
+    reading,
+    write_set_aside,
 )
 from contractlang.errors import ExitCode
 from contractlang.evaluate.results import Evaluation
@@ -33,7 +43,10 @@ def register(app: typer.Typer) -> None:
     def evaluate_cmd(
         paths: Annotated[
             list[Path],
-            typer.Argument(help="Terms files (.spot), then the trace (.parquet, .csv, .ndjson)."),
+            typer.Argument(
+                help="Terms files (.spot) and the trace (.parquet, .csv, .ndjson; several files "
+                "are read as one trace)."
+            ),
         ],
         fmt: Annotated[
             OutputFormat, typer.Option("--format", help="text for people, json for tools")
@@ -47,23 +60,25 @@ def register(app: typer.Typer) -> None:
         contract: Annotated[
             list[str] | None, typer.Option(help="Evaluate only this contract (repeatable).")
         ] = None,
-        open_at: Annotated[
-            str | None,
-            typer.Option(help="Close allocations still open at this ISO 8601 time, as released."),
-        ] = None,
+        open_at: OpenAt = None,
+        clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
+        on_invalid: OnInvalid = "strict",
     ) -> None:
         """Apply contract terms to a usage trace: ledger, per-run figures, budget verdicts.
 
         Exit codes: 0 every budget met (or none given), 1 a budget not met, 2 bad input,
         3 internal error.
         """
-        terms, trace = split_terms_and_trace(paths)
-        check_table_path(ledger, "--ledger")
-        check_table_path(runs, "--runs")
+        terms, traces = split_terms_and_traces(paths)
+        outputs = Outputs([*terms, *traces])
+        outputs.add(ledger, "--ledger")
+        outputs.add(runs, "--runs")
+        options = reading(open_at, clock_skew, on_invalid, outputs)
         with progress_status() as step:
             result = evaluate(
-                terms, trace, open_at=parse_open_at(open_at), progress=step, contracts=contract
+                terms, traces, progress=step, contracts=contract, **options.load_options()
             )
+            write_set_aside(result.trace, options)
             if ledger is not None:
                 step("writing the ledger")
                 write_table(result.ledger(), ledger)
@@ -72,7 +87,7 @@ def register(app: typer.Typer) -> None:
                 write_table(result.runs_table(), runs)
         warnings = [*result.warnings, *(w for c in result.contracts for w in c.warnings)]
         if fmt is OutputFormat.json:
-            sys.stdout.write(render_json(result))
+            write_stdout(render_json(result))
         else:
             print_diagnostics(warnings, result.sources, OutputFormat.text)
             render_summary(result, out)

@@ -8,12 +8,13 @@ from typing import Annotated
 import typer
 
 from contractlang.cli.common import exit_with, guarded, out
+from contractlang.cli.files import Outputs
 from contractlang.cli.inputs import (
-    parse_open_at,
     progress_status,
-    split_terms_and_trace,
+    split_terms_and_traces,
     usage_error,
 )
+from contractlang.cli.reading import DEFAULT_CLOCK_SKEW, ClockSkew, OpenAt, reading
 from contractlang.errors import ExitCode
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.render.explain import ExplainError, explain_runs
@@ -23,7 +24,10 @@ def register(app: typer.Typer) -> None:
     @app.command("explain")
     @guarded(fmt_param=None)
     def explain_cmd(
-        paths: Annotated[list[Path], typer.Argument(help="Terms files (.spot), then the trace.")],
+        paths: Annotated[
+            list[Path],
+            typer.Argument(help="Terms files (.spot) and the trace (one file or several)."),
+        ],
         run: Annotated[str, typer.Option("--run", help="The run to explain.")],
         alloc: Annotated[
             str | None, typer.Option("--alloc", help="Only this allocation of the run.")
@@ -31,15 +35,19 @@ def register(app: typer.Typer) -> None:
         contract: Annotated[
             list[str] | None, typer.Option(help="Only this contract (repeatable).")
         ] = None,
-        open_at: Annotated[
-            str | None, typer.Option(help="Close allocations still open at this time.")
-        ] = None,
+        open_at: OpenAt = None,
+        clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
     ) -> None:
-        """Every line of one run's bill, with the facts and the term behind it."""
-        terms, trace = split_terms_and_trace(paths)
+        """Every line of one run's bill, with the facts and the term behind it.
+
+        Exit codes: 0 the bill was shown, 2 bad input (also: no such run or allocation),
+        3 internal error.
+        """
+        terms, traces = split_terms_and_traces(paths)
+        options = reading(open_at, clock_skew, "strict", Outputs())
         with progress_status() as step:
             result = evaluate(
-                terms, trace, open_at=parse_open_at(open_at), progress=step, contracts=contract
+                terms, traces, progress=step, contracts=contract, **options.load_options()
             )
         try:
             text = explain_runs(result, run, alloc)

@@ -19,21 +19,19 @@ file is processed before exiting, and the highest code wins.
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from contractlang.cli.common import err, exit_with, guarded, out, print_diagnostics
+from contractlang.cli.common import err, exit_with, guarded, out, print_diagnostics, write_stdout
+from contractlang.cli.files import write_file
+from contractlang.cli.inputs import STDIN, spot_paths, usage_error
 from contractlang.diagnostics import NO_SPAN, Source, error
 from contractlang.errors import ExitCode
 from contractlang.pipeline.language import FormatResult, format_source
-
-STDIN = "-"
 
 
 class Outcome(Enum):
@@ -70,9 +68,8 @@ def fmt_command(
 ) -> None:
     """Format `.spot` files in the canonical layout, keeping comments and meaning."""
     if STDIN in files and len(files) > 1:
-        err.print("`-` (stdin) cannot be combined with other files", markup=False)
-        exit_with(ExitCode.BAD_INPUT)
-    outcomes = [_format_one(path, check=check) for path in _expand(files)]
+        raise usage_error("`-` (standard input) cannot be combined with other files")
+    outcomes = [_format_one(path, check=check) for path in spot_paths(files)]
     changed = outcomes.count(Outcome.CHANGED)
     unchanged = outcomes.count(Outcome.FORMATTED)
     err.print(
@@ -82,17 +79,6 @@ def fmt_command(
     worst = max((o.exit_code(check=check) for o in outcomes), default=ExitCode.OK)
     if worst is not ExitCode.OK:
         exit_with(worst)
-
-
-def _expand(files: list[str]) -> list[str]:
-    paths: list[str] = []
-    for f in files:
-        p = Path(f)
-        if f != STDIN and p.is_dir():
-            paths.extend(str(q) for q in sorted(p.rglob("*.spot")))
-        else:
-            paths.append(f)
-    return paths
 
 
 def _format_one(path: str, *, check: bool) -> Outcome:
@@ -112,7 +98,7 @@ def _format_one(path: str, *, check: bool) -> Outcome:
         return _failure(result)
     if path == STDIN:
         if not check:
-            sys.stdout.write(result.text)
+            write_stdout(result.text)
         elif result.changed:
             out.print(f"would reformat {name}", markup=False)
         return Outcome.CHANGED if result.changed else Outcome.FORMATTED
@@ -131,16 +117,9 @@ def _failure(result: FormatResult) -> Outcome:
 
 
 def _write(path: Path, text: str) -> None:
-    """Replace the file's content atomically, keeping its permissions."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Replace the file's text: atomically, through a symlink to its target, keeping its mode,
+    refusing a read-only file (:func:`contractlang.cli.files.write_file`)."""
+    write_file(path, lambda target: target.write_text(text, encoding="utf-8", newline="\n"))
 
 
 def _summary(changed: int, unchanged: int, failed: int, *, check: bool) -> str:

@@ -19,23 +19,14 @@ from typing import Annotated
 import typer
 
 from contractlang.cli.common import exit_with, guarded, out
-from contractlang.cli.inputs import (
-    check_table_path,
-    os_reason,
-    parse_open_at,
-    progress_status,
-    usage_error,
-    write_error,
-    write_table,
-)
-from contractlang.cli.trace import TRACE_SUFFIXES
+from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_table, write_trace_file
+from contractlang.cli.inputs import parse_open_at, progress_status, usage_error
 from contractlang.diagnostics import did_you_mean
 from contractlang.errors import ExitCode
 from contractlang.importers import RunKey, import_attempts, import_focus, import_sacct
 from contractlang.importers.localtime import read_zone
 from contractlang.importers.result import ImportResult, rejects_frame
 from contractlang.render.import_report import render_import
-from contractlang.trace import write_trace
 from contractlang.trace.schema import CAPACITIES
 
 FileArg = Annotated[Path, typer.Argument(help="The file to import.", show_default=False)]
@@ -167,30 +158,15 @@ def _run(
             f"`{target}` already exists",
             help="pass `--out PATH` to choose where to write the trace",
         )
-    check_table_path(target, "--out", TRACE_SUFFIXES)
-    check_table_path(rejects, "--rejects")
-    _distinct(file, target, rejects)
+    outputs = Outputs([file])  # nothing written may be the input, or another output
+    outputs.add(target, "--out", TRACE_SUFFIXES)
+    outputs.add(rejects, "--rejects")
     with progress_status() as step:
         step(f"reading {file}")
         result = adapter()
         step(f"writing {target}")
-        try:
-            write_trace(result.events, target)
-        except OSError as exc:
-            raise write_error(target, os_reason(exc)) from None
+        write_trace_file(result.events, target)
         if rejects is not None:
             write_table(rejects_frame(result.report.rejects), rejects)
     out.print(render_import(result.report, target, rejects), markup=False, end="")
     exit_with(ExitCode.OK)
-
-
-def _distinct(file: Path, target: Path, rejects: Path | None) -> None:
-    """Nothing the import writes may be its input, or both outputs one file."""
-    src = file.resolve()
-    if target.resolve() == src:
-        raise usage_error(f"`--out {target}` is the file being imported")
-    if rejects is not None:
-        if rejects.resolve() == src:
-            raise usage_error(f"`--rejects {rejects}` is the file being imported")
-        if rejects.resolve() == target.resolve():
-            raise usage_error(f"`--rejects {rejects}` is also `--out`")

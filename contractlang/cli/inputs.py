@@ -1,21 +1,18 @@
-"""Command-line inputs shared by `evaluate`, `explain` and `compare`: terms files followed by a
-trace, `--open-at`, and output paths checked before any work starts."""
+"""Command-line inputs shared by `evaluate`, `explain` and the commands to come: terms files
+followed by a trace, `--open-at`, usage errors (E502), and the progress display."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
-
-import polars as pl
 
 from contractlang.cli.common import err
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
-
-TABLE_SUFFIXES = (".parquet", ".csv")
 
 
 def usage_error(message: str, help: str | None = None) -> ContractlangError:
@@ -23,28 +20,78 @@ def usage_error(message: str, help: str | None = None) -> ContractlangError:
     return ContractlangError([error("E502", message, NO_SPAN, file="contractlang", help=help)])
 
 
-def write_error(path: Path, reason: str) -> ContractlangError:
-    return ContractlangError(
-        [error("E501", f"cannot write `{path}`: {reason}", NO_SPAN, file="contractlang")]
-    )
+#: The path that stands for standard input.
+STDIN = "-"
 
 
-def split_terms_and_trace(paths: Sequence[Path]) -> tuple[list[Path], Path]:
-    """`TERMS… TRACE`: every argument but the last is a terms file, the last is the trace."""
-    if len(paths) < 2:
+def spot_paths(files: Sequence[str]) -> list[str]:
+    """`.spot` files as given on the command line: a directory stands for every ``*.spot``
+    file below it (sorted); ``-`` (standard input) and files stay as they are."""
+    paths: list[str] = []
+    for f in files:
+        p = Path(f)
+        if f != STDIN and p.is_dir():
+            paths.extend(str(q) for q in sorted(p.rglob("*.spot")))
+        else:
+            paths.append(f)
+    return paths
+
+
+def split_terms_and_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """`TERMS… TRACE…`: the files ending in `.spot` are terms, every other one is a trace
+    (several trace files are read as one trace)."""
+    terms = [p for p in paths if p.suffix == ".spot"]
+    traces = [p for p in paths if p.suffix != ".spot"]
+    if not terms or not traces:
+        missing = "terms file (`.spot`)" if not terms else "trace"
         raise usage_error(
-            "expected one or more terms files and then a trace",
+            f"expected one or more terms files and one or more traces; no {missing} was given",
             help="for example: contractlang evaluate rulesets/aws-ec2-spot-linux.spot "
             "examples/trace.parquet",
         )
-    *terms, trace = paths
-    for t in terms:
-        if t.suffix != ".spot":
-            raise usage_error(
-                f"`{t}` is not a `.spot` terms file",
-                help="terms files come first and end in `.spot`; the trace comes last",
-            )
-    return terms, trace
+    return terms, traces
+
+
+_DURATION = re.compile(
+    r"^\s*(\d+(?:\.\d+)?)\s*(us|µs|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)?\s*$"
+)
+_UNIT_US = {"us": 1, "µs": 1, "ms": 1_000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000}
+
+
+def parse_duration(value: str, flag: str) -> timedelta:
+    """A duration flag: ``1s``, ``500ms``, ``2 minutes``, ``0`` (seconds when no unit).
+
+    >>> parse_duration("500ms", "--clock-skew"), parse_duration("2 min", "--clock-skew")
+    (datetime.timedelta(microseconds=500000), datetime.timedelta(seconds=120))
+    """
+    m = _DURATION.match(value)
+    if m is None:
+        raise usage_error(
+            f"`{flag} {value}` is not a duration",
+            help="write it as a number and a unit, such as `1s`, `500ms` or `2min`",
+        )
+    unit = (m.group(2) or "s").lower()
+    key = "s" if unit.startswith("sec") else "m" if unit.startswith("m") and unit != "ms" else unit
+    key = "h" if key.startswith("h") else key
+    micros = Decimal(m.group(1)) * _UNIT_US[key]
+    if micros != micros.to_integral_value():
+        raise usage_error(f"`{flag} {value}` is finer than a microsecond")
+    return timedelta(microseconds=int(micros))
+
+
+def parse_on_invalid(value: str | None) -> Path | None:
+    """``--on-invalid strict`` (the default: an invalid trace is an error) or
+    ``--on-invalid quarantine=PATH`` (set aside the runs that break a rule, into PATH)."""
+    if value is None or value == "strict":
+        return None
+    kind, _, path = value.partition("=")
+    if kind != "quarantine" or not path:
+        raise usage_error(
+            f"`--on-invalid {value}` is neither `strict` nor `quarantine=PATH`",
+            help="write `--on-invalid quarantine=bad-runs.parquet` to evaluate the valid runs "
+            "and set the others aside in that file",
+        )
+    return Path(path)
 
 
 def parse_open_at(value: str | None, flag: str = "--open-at") -> datetime | None:
@@ -65,47 +112,6 @@ def parse_open_at(value: str | None, flag: str = "--open-at") -> datetime | None
             help="add `Z` or an offset such as `+00:00`",
         )
     return ts
-
-
-def check_table_path(
-    path: Path | None, flag: str, suffixes: tuple[str, ...] = TABLE_SUFFIXES
-) -> None:
-    """An output path, checked before any work: a known extension, in a folder that exists."""
-    if path is None:
-        return
-    if path.suffix.lower() not in suffixes:
-        kinds = ", ".join(f"`{x}`" for x in suffixes[:-1]) + f" or `{suffixes[-1]}`"
-        raise usage_error(f"`{flag} {path}`: the file must end in {kinds}")
-    parent = path.parent
-    if not parent.exists():
-        raise usage_error(f"`{flag} {path}`: the folder `{parent}` does not exist")
-    if not parent.is_dir():
-        raise usage_error(f"`{flag} {path}`: `{parent}` is a file, not a folder")
-    if path.is_dir():
-        raise usage_error(f"`{flag} {path}`: `{path}` is a folder")
-
-
-def write_table(frame: pl.DataFrame, path: Path) -> None:
-    """Write Parquet or CSV by extension; a failure to write is a clean E501 (exit 2)."""
-    try:
-        if path.suffix.lower() == ".csv":
-            frame.write_csv(path)
-        else:
-            frame.write_parquet(path)
-    except OSError as exc:
-        raise write_error(path, os_reason(exc)) from None
-
-
-def os_reason(exc: OSError) -> str:
-    """Why a write failed, in lowercase words: ``exc.strerror``, or for the errors polars
-    raises (``Not a directory (os error 20): /path``) their text without the code and path.
-
-    >>> os_reason(OSError("Not a directory (os error 20): /tmp/a/b.parquet"))
-    'not a directory'
-    """
-    text = exc.strerror or re.sub(r"\s*\(os error \d+\).*$", "", str(exc), flags=re.DOTALL)
-    text = text.strip() or "write error"
-    return text[0].lower() + text[1:]
 
 
 @contextmanager

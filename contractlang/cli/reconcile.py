@@ -8,21 +8,30 @@ Exit codes: 0 every comparison within the tolerance, 1 a discrepancy beyond it, 
 from __future__ import annotations
 
 import re
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from contractlang.cli.common import OutputFormat, err, exit_with, guarded, out, print_diagnostics
-from contractlang.cli.inputs import (
-    check_table_path,
-    parse_open_at,
-    progress_status,
-    split_terms_and_trace,
-    usage_error,
-    write_table,
+from contractlang.cli.common import (
+    OutputFormat,
+    err,
+    exit_with,
+    guarded,
+    out,
+    print_diagnostics,
+    write_stdout,
+)
+from contractlang.cli.files import Outputs, write_table
+from contractlang.cli.inputs import progress_status, split_terms_and_traces, usage_error
+from contractlang.cli.reading import (
+    DEFAULT_CLOCK_SKEW,
+    ClockSkew,
+    OnInvalid,
+    OpenAt,
+    reading,
+    write_set_aside,
 )
 from contractlang.errors import ExitCode
 from contractlang.reconcile import reconcile
@@ -54,7 +63,10 @@ def register(app: typer.Typer) -> None:
     def reconcile_cmd(
         paths: Annotated[
             list[Path],
-            typer.Argument(help="Terms files (.spot), then the trace with the invoice lines."),
+            typer.Argument(
+                help="Terms files (.spot) and the trace with the invoice lines (several files "
+                "are read as one trace: the scheduler's export and the invoice's, say)."
+            ),
         ],
         tolerance: Annotated[
             str,
@@ -70,28 +82,30 @@ def register(app: typer.Typer) -> None:
         contract: Annotated[
             list[str] | None, typer.Option(help="Reconcile only this contract (repeatable).")
         ] = None,
-        open_at: Annotated[
-            str | None,
-            typer.Option(help="Close allocations still open at this ISO 8601 time, as released."),
-        ] = None,
+        open_at: OpenAt = None,
+        clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
+        on_invalid: OnInvalid = "strict",
     ) -> None:
         """Compare the bill the contract implies with the invoice lines in the trace.
 
         Exit codes: 0 every comparison within the tolerance, 1 a discrepancy beyond it,
         2 bad input, 3 internal error.
         """
-        terms, trace = split_terms_and_trace(paths)
+        terms, traces = split_terms_and_traces(paths)
         limit, currency = parse_tolerance(tolerance)
-        check_table_path(out_path, "--out")
+        outputs = Outputs([*terms, *traces])
+        outputs.add(out_path, "--out")
+        options = reading(open_at, clock_skew, on_invalid, outputs)
         with progress_status() as step:
             result = reconcile(
                 terms,
-                trace,
+                traces,
                 tolerance=limit,
-                open_at=parse_open_at(open_at),
                 progress=step,
                 contracts=contract,
+                **options.load_options(),
             )
+            write_set_aside(result.evaluation.trace, options)
             for c in result.contracts:
                 if currency is not None and currency != c.contract.settings.currency:
                     raise usage_error(
@@ -102,7 +116,7 @@ def register(app: typer.Typer) -> None:
                 step("writing the comparisons")
                 write_table(dispute_table(result), out_path)
         if fmt is OutputFormat.json:
-            sys.stdout.write(render_json(result))
+            write_stdout(render_json(result))
         else:
             warnings = [*result.evaluation.warnings]
             warnings += [w for c in result.contracts for w in c.contract.warnings]

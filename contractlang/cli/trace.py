@@ -8,8 +8,6 @@ contractlang trace generate --runs 200 --seed 1 --out examples/trace.parquet
 from __future__ import annotations
 
 import json
-import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -22,14 +20,18 @@ from contractlang.cli.common import (
     guarded,
     out,
     print_diagnostics,
+    write_stdout,
 )
-from contractlang.cli.inputs import (
-    check_table_path,
-    os_reason,
-    parse_open_at,
-    progress_status,
-    write_error,
-    write_table,
+from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_table, write_trace_file
+from contractlang.cli.inputs import parse_open_at, progress_status
+from contractlang.cli.reading import (
+    DEFAULT_CLOCK_SKEW,
+    ClockSkew,
+    OnInvalid,
+    OpenAt,
+    Reading,
+    reading,
+    write_set_aside,
 )
 from contractlang.errors import ContractlangError, ExitCode
 from contractlang.render.tables import csv_ready
@@ -39,20 +41,16 @@ from contractlang.render.trace_summary import (
     summary_json,
     valid_total,
 )
-from contractlang.trace import derive_facts, generate_trace, load_trace, summarize, write_trace
+from contractlang.trace import derive_facts, generate_trace, load_trace, summarize
 from contractlang.trace.model import Trace
 from contractlang.trace.schema import TraceSummary
 
-TRACE_SUFFIXES = (".parquet", ".pq", ".csv", ".ndjson", ".jsonl")
-
 TraceArg = Annotated[
-    Path, typer.Argument(help="The trace (.parquet, .csv, .ndjson).", show_default=False)
-]
-OpenAt = Annotated[
-    str | None,
-    typer.Option(
-        "--open-at",
-        help="Close allocations still open at this ISO 8601 time (with an offset), as released.",
+    list[Path],
+    typer.Argument(
+        help="The trace (.parquet, .csv, .ndjson); several files are read as one trace.",
+        show_default=False,
+        metavar="TRACE...",
     ),
 ]
 Format = Annotated[OutputFormat, typer.Option("--format", help="text for people, json for tools")]
@@ -76,25 +74,30 @@ def register(app: typer.Typer) -> None:
     def validate_cmd(
         trace: TraceArg,
         open_at: OpenAt = None,
+        clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
+        on_invalid: OnInvalid = "strict",
         fmt: Format = OutputFormat.text,
         max_problems: MaxProblems = 50,
     ) -> None:
         """Check every rule of the trace schema and print a summary.
 
-        Exit codes: 0 valid, 2 invalid (every problem with its row and rule), 3 internal error.
+        Exit codes: 0 valid (with `--on-invalid quarantine`: the runs left are), 2 invalid
+        (every problem with its row and rule), 3 internal error.
         """
-        when = parse_open_at(open_at)  # a bad one is a command-line error, not the trace's
+        # a bad option is a command-line error, not the trace's
+        options = reading(open_at, clock_skew, on_invalid, Outputs(trace))
         try:
-            loaded, summary = _load_and_summarize(trace, when, max_problems)
+            loaded, summary = _load_and_summarize(trace, options, max_problems)
         except ContractlangError as exc:
             if fmt is OutputFormat.json:
                 raise
             print_diagnostics(exc.diagnostics, exc.sources, OutputFormat.text)
             err.print(invalid_total(exc), markup=False)
             exit_with(ExitCode.BAD_INPUT)
+        write_set_aside(loaded, options)
         _report(loaded, summary, fmt, {})
         if fmt is OutputFormat.text:
-            out.print(valid_total(summary), markup=False)
+            out.print(valid_total(summary, loaded.quarantine), markup=False)
 
     @trace_app.command("facts")
     @guarded()
@@ -110,6 +113,8 @@ def register(app: typer.Typer) -> None:
             typer.Option("--runs-out", help="Write the per-run facts (.parquet or .csv)."),
         ] = None,
         open_at: OpenAt = None,
+        clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
+        on_invalid: OnInvalid = "strict",
         fmt: Format = OutputFormat.text,
         max_problems: MaxProblems = 50,
     ) -> None:
@@ -117,13 +122,14 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 done, 2 invalid trace or bad option, 3 internal error.
         """
-        check_table_path(out_path, "--out")
-        check_table_path(runs_out, "--runs-out")
+        outputs = Outputs(trace)
+        outputs.add(out_path, "--out")
+        outputs.add(runs_out, "--runs-out")
+        options = reading(open_at, clock_skew, on_invalid, outputs)
         with progress_status() as step:
             step("loading the trace")
-            loaded = load_trace(
-                str(trace), open_at=parse_open_at(open_at), max_problems=max_problems
-            )
+            loaded = load_trace(trace, max_problems=max_problems, **options.load_options())
+            write_set_aside(loaded, options)
             step("deriving facts")
             allocations, runs = derive_facts(loaded).collect()
             written = {}
@@ -155,16 +161,13 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 written, 2 bad option, 3 internal error.
         """
-        check_table_path(out_path, "--out", TRACE_SUFFIXES)
+        Outputs().add(out_path, "--out", TRACE_SUFFIXES)
         begin = parse_open_at(start, "--start")
         with progress_status() as step:
             step(f"generating {runs:,} runs")
             frame = generate_trace(runs, seed, start=begin)
             step(f"writing {out_path}")
-            try:
-                write_trace(frame, out_path)
-            except OSError as exc:
-                raise write_error(out_path, os_reason(exc)) from None
+            write_trace_file(frame, out_path)
         allocations = frame.filter(frame["event"] == "started").height
         err.print(
             f"wrote {frame.height:,} events ({runs:,} runs, {allocations:,} allocations) "
@@ -172,15 +175,50 @@ def register(app: typer.Typer) -> None:
             markup=False,
         )
 
+    @trace_app.command("merge")
+    @guarded(fmt_param=None)
+    def merge_cmd(
+        traces: TraceArg,
+        out_path: Annotated[
+            Path,
+            typer.Option("--out", help="Where to write it (.parquet, .csv or .ndjson)."),
+        ],
+        open_at: OpenAt = None,
+        clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
+        on_invalid: OnInvalid = "strict",
+        max_problems: MaxProblems = 50,
+    ) -> None:
+        """Read several trace files as one trace and write it as one file (the scheduler's
+        export and the invoice's, say): every rule is checked over all the rows together.
+
+        Exit codes: 0 written, 2 an invalid trace or a bad option, 3 internal error.
+        """
+        outputs = Outputs(traces)
+        outputs.add(out_path, "--out", TRACE_SUFFIXES)
+        options = reading(open_at, clock_skew, on_invalid, outputs)
+        with progress_status() as step:
+            step("loading the traces")
+            loaded = load_trace(traces, max_problems=max_problems, **options.load_options())
+            write_set_aside(loaded, options)
+            step(f"writing {out_path}")
+            write_trace_file(loaded.as_frame(), out_path)
+        print_diagnostics(loaded.warnings, {}, OutputFormat.text)
+        s = loaded.summary
+        err.print(
+            f"wrote {s.rows_read:,} events ({len(traces)} files, {s.runs:,} runs, "
+            f"{s.allocations:,} allocations) to {out_path}",
+            markup=False,
+        )
+
     app.add_typer(trace_app, name="trace")
 
 
 def _load_and_summarize(
-    path: Path, open_at: datetime | None, max_problems: int
+    path: list[Path], options: Reading, max_problems: int
 ) -> tuple[Trace, TraceSummary]:
     with progress_status() as step:
         step("loading the trace")
-        loaded = load_trace(str(path), open_at=open_at, max_problems=max_problems)
+        loaded = load_trace(path, max_problems=max_problems, **options.load_options())
         step("deriving facts")
         _, runs = derive_facts(loaded).collect()
     return loaded, summarize(loaded, runs)
@@ -191,9 +229,9 @@ def _report(
 ) -> None:
     if fmt is OutputFormat.json:
         doc = summary_json(summary, loaded)
-        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        write_stdout(json.dumps(doc, indent=2, sort_keys=True) + "\n")
         return
     print_diagnostics(loaded.warnings, {}, OutputFormat.text)
-    render_summary(summary, loaded.source, out)
+    render_summary(summary, loaded.source, out, loaded.quarantine)
     for what, path in written.items():
         err.print(f"wrote the {what} to {path}", markup=False)

@@ -156,7 +156,10 @@ def share_cut(
         return runs.with_columns(pl.lit(0, pl.Int64).alias(col))
     groups = (
         runs.group_by(key_expr)
-        .agg(pool=pl.col("pool_minor").sum(), gross=pl.col("gross_minor").sum())
+        .agg(
+            pool=pl.col("pool_minor").cast(pl.Int128).sum(),
+            gross=pl.col("gross_minor").cast(pl.Int128).sum(),
+        )
         .to_dicts()
     )
     gkey = group or "_group"
@@ -164,7 +167,7 @@ def share_cut(
     cut_of = {g[gkey]: max(0, g["pool"] - min(g["pool"], limits[g[gkey]])) for g in groups}
     cut_df = pl.DataFrame(
         {gkey: list(cut_of), "_cut": list(cut_of.values())},
-        schema={gkey: runs.schema[group] if group else pl.Int32, "_cut": pl.Int64},
+        schema={gkey: runs.schema[group] if group else pl.Int32, "_cut": pl.Int128},
     )
     frame = runs.with_columns(pl.lit(0, pl.Int32).alias("_group")) if not group else runs
     frame = frame.join(cut_df, on=gkey, how="left")

@@ -29,13 +29,14 @@ from contractlang.evaluate.billing import apply_contract
 from contractlang.evaluate.budget import evaluate_budget
 from contractlang.evaluate.caps import apply_allocation_caps, apply_caps_above, caps_by_level
 from contractlang.evaluate.results import ContractResult, Evaluation
-from contractlang.evaluate.runs import promises, run_sums, settle, totals
+from contractlang.evaluate.runs import SUMS, promises, run_sums, settle, totals
 from contractlang.evaluate.settings import read_settings
 from contractlang.evaluate.trace_checks import (
     check_against_trace,
     check_chosen,
     check_priced,
     collect_amounts,
+    fit_sums,
     negative_credit_warnings,
 )
 from contractlang.lang import ast
@@ -104,7 +105,8 @@ def evaluate_contract(
     check_priced(contract, wide, file, source_text)
     warnings = negative_credit_warnings(wide, plan, file)
 
-    runs, cuts = apply_caps_above(run_sums(wide, run_facts, plan, s), caps, s)
+    sums = fit_sums(run_sums(wide, run_facts, plan, s), SUMS, contract, file, source_text)
+    runs, cuts = apply_caps_above(sums, caps, s)
     runs = settle(runs, cuts, s)
     return ContractResult(
         contract=contract,

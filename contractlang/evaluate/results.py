@@ -19,6 +19,7 @@ from contractlang.evaluate.ledger import build_ledger, runs_table
 from contractlang.evaluate.plan import AllocationPlan, CapCut
 from contractlang.evaluate.settings import Settings
 from contractlang.lang import ast
+from contractlang.lang.numbers import scaled
 from contractlang.trace.model import Trace
 
 Verdict = Literal["met", "not met", "not measurable"]
@@ -132,7 +133,7 @@ class ContractResult:
 
     def money(self, minor: int) -> Decimal:
         """Minor units as an exact Decimal at the contract's precision."""
-        return Decimal(minor).scaleb(-self.settings.precision)
+        return scaled(minor, self.settings.precision)
 
     def ledger(self) -> pl.DataFrame:
         """Every line of the bill (:func:`contractlang.evaluate.ledger.build_ledger`)."""

@@ -14,33 +14,46 @@ from contractlang.evaluate.plan import AllocationPlan, CapCut
 from contractlang.evaluate.results import PromiseBreaches, Totals
 from contractlang.evaluate.settings import Settings
 
+#: The per-run sums of :func:`run_sums`.
+SUMS = (
+    "gross_minor",
+    "credit_lines_minor",
+    "alloc_cap_minor",
+    "pool_minor",
+    "billable_gpu_us",
+    "excluded_gpu_us",
+)
+
 
 def run_sums(
     wide: pl.DataFrame, run_facts: pl.DataFrame, plan: AllocationPlan, s: Settings
 ) -> pl.DataFrame:
     """The run facts with each run's gross, credit lines, allocation cap cuts, credit pool
-    (after allocation caps), billable and excluded GPU-time, and the month it settles in."""
+    (after allocation caps), billable and excluded GPU-time, and the month it settles in.
+
+    The sums (:data:`SUMS`) are 128-bit integers, so none can wrap: the caller checks that
+    they fit 64 bits (:func:`contractlang.evaluate.trace_checks.fit_sums`)."""
+
+    def total(expr: pl.Expr) -> pl.Expr:
+        return expr.cast(pl.Int128).sum()
+
+    gpus = pl.col("gpus").cast(pl.Int128)
     per_run = wide.group_by("run_id").agg(
-        gross_minor=pl.col("charge_minor").sum(),
-        credit_lines_minor=pl.sum_horizontal(
-            [pl.col(t.column).fill_null(0) for t in plan.credits] or [pl.lit(0, pl.Int64)]
-        ).sum(),
-        alloc_cap_minor=pl.sum_horizontal(
-            [pl.col(t.column) for t in plan.caps] or [pl.lit(0, pl.Int64)]
-        ).sum(),
-        pool_minor=pl.col("credit_pool_minor").sum(),
-        billable_gpu_us=(pl.col("gpus") * pl.col("billable_us")).sum(),
-        excluded_gpu_us=(pl.col("gpus") * (pl.col("runtime_us") - pl.col("remaining_us"))).sum(),
+        gross_minor=total(pl.col("charge_minor")),
+        credit_lines_minor=total(
+            pl.sum_horizontal(
+                [pl.col(t.column).fill_null(0) for t in plan.credits] or [pl.lit(0, pl.Int64)]
+            )
+        ),
+        alloc_cap_minor=total(
+            pl.sum_horizontal([pl.col(t.column) for t in plan.caps] or [pl.lit(0, pl.Int64)])
+        ),
+        pool_minor=total(pl.col("credit_pool_minor")),
+        billable_gpu_us=total(gpus * pl.col("billable_us")),
+        excluded_gpu_us=total(gpus * (pl.col("runtime_us") - pl.col("remaining_us"))),
     )
     return run_facts.join(per_run, on="run_id", how="left").with_columns(
-        pl.col(
-            "gross_minor",
-            "credit_lines_minor",
-            "alloc_cap_minor",
-            "pool_minor",
-            "billable_gpu_us",
-            "excluded_gpu_us",
-        ).fill_null(0),
+        pl.col(*SUMS).fill_null(0),
         settle_month=s.billing_month(pl.col("last_end")),
     )
 
@@ -77,7 +90,7 @@ def _money_facts(runs: pl.DataFrame, s: Settings) -> pl.DataFrame:
 
 def totals(runs: pl.DataFrame, wide: pl.DataFrame) -> Totals:
     def total(expr: pl.Expr) -> int:
-        value = runs.select(expr.sum()).item()
+        value = runs.select(expr.cast(pl.Int128).sum()).item()  # 128 bits: no sum wraps
         return int(value or 0)
 
     costs = runs["cost_per_accepted_run"]

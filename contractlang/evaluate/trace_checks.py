@@ -10,14 +10,17 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from contractlang.compile import Env, compile_expr, condition
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, did_you_mean, error, warning
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.budget import budget_currencies
 from contractlang.evaluate.plan import AllocationPlan
 from contractlang.evaluate.settings import read_settings
 from contractlang.lang import ast
-from contractlang.lang.facts import TRACE_PREFIX
+from contractlang.lang.facts import FACTS, TRACE_PREFIX
 from contractlang.lang.terms import Terms
+from contractlang.trace.columns import describe
+from contractlang.trace.schema import COLUMNS
 
 #: How many unpriced allocations an E401 error names before it counts the rest.
 MAX_NAMED = 10
@@ -75,7 +78,22 @@ def check_against_trace(
             if not isinstance(node, ast.TraceColumn):
                 continue
             col = TRACE_PREFIX + node.column
-            if col not in allocations.columns:
+            if col not in allocations.columns and node.column in COLUMNS:
+                fact = f"`{node.column}`" if node.column in FACTS else None
+                diags.append(
+                    error(
+                        "E403",
+                        f"`trace.{node.column}` reads a column the trace schema defines; "
+                        "`trace.<column>` reads the columns beyond it",
+                        node.span,
+                        file=file,
+                        help=f"write the fact {fact}"
+                        if fact
+                        else "terms read the schema's columns through the facts derived "
+                        "from them (docs/trace.md)",
+                    )
+                )
+            elif col not in allocations.columns:
                 listing = ", ".join(f"`{x}`" for x in extras) or "none"
                 diags.append(
                     error(
@@ -90,8 +108,8 @@ def check_against_trace(
                 diags.append(
                     error(
                         "E404",
-                        f"trace column `{node.column}` holds {allocations.schema[col]} values, "
-                        "not numbers",
+                        f"trace column `{node.column}` holds "
+                        f"{describe(allocations.schema[col])}, not numbers",
                         node.span,
                         file=file,
                     )
@@ -140,26 +158,80 @@ def collect_amounts(
     lf: pl.LazyFrame, contract: ast.Contract, file: str, source_text: str | None
 ) -> pl.DataFrame:
     """Collect a contract's allocation columns; an amount beyond the 38 digits of exact decimal
-    arithmetic (20 after the point) is a clean error (E405), not an internal one."""
+    arithmetic (20 after the point), or beyond 64-bit minor units, is a clean error (E405)
+    naming the first allocation that computes it — found by halving the rows — never a
+    wrapped figure or an internal error."""
     try:
         return lf.collect()
-    except pl.exceptions.InvalidOperationError as exc:
-        if "decimal" not in str(exc):
+    except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
+        if not _overflowed(exc):
             raise
-        raise ContractlangError(
-            [
-                error(
-                    "E405",
-                    f"contract `{contract.name}` computes an amount too large to keep exactly",
-                    contract.name_span,
-                    file=file,
-                    help="exact amounts hold 18 digits before the point: an allocation's rate "
-                    "× GPUs × billed microseconds must stay below 10^18; split longer "
-                    "allocations",
-                )
-            ],
-            {file: Source(file, source_text)} if source_text is not None else {},
-        ) from None
+        where = _first_overflow(lf)
+    raise too_large(contract, file, source_text, where)
+
+
+def too_large(
+    contract: ast.Contract, file: str, source_text: str | None, where: str | None
+) -> ContractlangError:
+    """E405 for ``contract``, naming the allocation or run where it happened."""
+    at = f" for {where}" if where else ""
+    return ContractlangError(
+        [
+            error(
+                "E405",
+                f"contract `{contract.name}` computes an amount too large to keep exactly{at}",
+                contract.name_span,
+                file=file,
+                help="exact amounts hold 18 digits before the point, and 19 digits of minor "
+                "units: an allocation's rate × GPUs × billed time, and a run's sums, must stay "
+                "below them; check the rate and the allocation's GPUs and times",
+            )
+        ],
+        {file: Source(file, source_text)} if source_text is not None else {},
+    )
+
+
+def fit_sums(
+    runs: pl.DataFrame,
+    columns: Sequence[str],
+    contract: ast.Contract,
+    file: str,
+    source_text: str | None,
+) -> pl.DataFrame:
+    """``columns`` (128-bit sums) as 64-bit integers, or E405 naming the first run whose sum
+    does not fit."""
+    fits = pl.all_horizontal(pl.col(c).abs() <= _INT64_MAX for c in columns)
+    over = runs.filter(~fits)
+    if over.height:
+        raise too_large(contract, file, source_text, f"run `{over['run_id'].sort()[0]}`")
+    return runs.with_columns(pl.col(*columns).cast(pl.Int64))
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _overflowed(exc: Exception) -> bool:
+    text = str(exc)
+    return "overflow" in text or ("decimal" in text and "conversion" in text)
+
+
+def _first_overflow(lf: pl.LazyFrame) -> str | None:
+    """The allocation whose row makes ``lf`` fail (its plan is row by row), by bisection."""
+    keys = lf.select("run_id", "alloc_id")
+    lo, hi = 0, int(keys.select(pl.len()).collect().item())
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            lf.slice(lo, mid - lo).collect()
+        except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError):
+            hi = mid
+        else:
+            lo = mid
+    found = keys.slice(lo, 1).collect()
+    if found.height == 0:
+        return None
+    run, alloc = found.row(0)
+    return f"allocation `{alloc}` of run `{run}`"
 
 
 def check_priced(
@@ -170,7 +242,9 @@ def check_priced(
         return
     rows = unpriced.head(MAX_NAMED).to_dicts()
     named = "; ".join(
-        f"`{r['alloc_id']}` of run `{r['run_id']}` ({r['capacity']}, {r['sku']})" for r in rows
+        f"`{r['alloc_id']}` of run `{r['run_id']}` ({r['capacity'] or 'no capacity'}, "
+        f"{r['sku'] or 'no sku'})"
+        for r in rows
     )
     more = unpriced.height - len(rows)
     tail = f" and {more} more" if more else ""
@@ -182,12 +256,38 @@ def check_priced(
                 f"allocation(s): {named}{tail}",
                 contract.name_span,
                 file=file,
-                help="add a rate whose condition holds for them (a rate without `when` "
-                "prices everything left)",
+                help=f"{_why_unpriced(contract, unpriced.head(1))}; add a rate whose condition "
+                "holds for them (a rate without `when` prices everything left)",
             )
         ],
         {file: Source(file, source_text)} if source_text is not None else {},
     )
+
+
+def _why_unpriced(contract: ast.Contract, first: pl.DataFrame) -> str:
+    """Why no rate priced ``first`` (one allocation): each rate's condition, and its price
+    where the condition holds."""
+    env = Env(columns=dict(first.schema), promises=read_settings(contract).promise_exprs)
+    rates = [c for c in contract.clauses if isinstance(c, ast.Rate)]
+    holds = [first.select(condition(r.when, env)).item() for r in rates]
+    priced = [
+        bool(h) and first.select(compile_expr(r.price, env).expr.is_not_null()).item()
+        for r, h in zip(rates, holds, strict=True)
+    ]
+    alloc = f"`{first['alloc_id'][0]}`"
+    none_priced = [r for r, h, p in zip(rates, holds, priced, strict=True) if h and not p]
+    if none_priced:
+        lines = ", ".join(str(r.span.line) for r in none_priced)
+        which = (
+            f"rate at line {lines} applies"
+            if len(none_priced) == 1
+            else (f"rates at lines {lines} apply")
+        )
+        return (
+            f"for {alloc}, the {which} but its price is none "
+            "(a `trace.<column>` with no value on the allocation's `started` row?)"
+        )
+    return f"for {alloc}, the condition of no rate holds"
 
 
 def negative_credit_warnings(

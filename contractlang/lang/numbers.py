@@ -47,6 +47,25 @@ def round_fraction(value: Fraction, places: int, *, half_even: bool = True) -> D
     return Decimal(f"{whole}e-{places}")  # exact: the text constructor does not round
 
 
+def scaled(units: int, places: int) -> Decimal:
+    """``units`` of 10⁻``places``, exactly: minor units as an amount.
+
+    >>> scaled(12345, 2), scaled(0, 8)
+    (Decimal('123.45'), Decimal('0E-8'))
+    """
+    return Decimal(f"{units}e-{places}")
+
+
+def plain(value: Decimal, *, grouped: bool = False, sign: bool = False) -> str:
+    """A decimal as people and programs read it: plain digits, never exponent notation, with
+    every place it holds; thousands separators when ``grouped``, a ``+`` when ``sign``.
+
+    >>> plain(Decimal("0E-8")), plain(Decimal("4E-10")), plain(Decimal("-1234.50"), grouped=True)
+    ('0.00000000', '0.0000000004', '-1,234.50')
+    """
+    return format(value, ("+" if sign else "") + ("," if grouped else "") + "f")
+
+
 def gpu_hours(gpu_us: int, places: int = HOUR_PLACES) -> Decimal:
     """GPU-microseconds (or microseconds) as GPU-hours (hours), rounded half away from zero."""
     return round_fraction(Fraction(gpu_us, MICROS_PER_HOUR), places, half_even=False)

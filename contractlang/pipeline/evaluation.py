@@ -15,7 +15,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -26,13 +26,13 @@ from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
 from contractlang.trace.derive import derive_facts
-from contractlang.trace.load import load_trace
+from contractlang.trace.load import DEFAULT_CLOCK_SKEW, load_trace
 from contractlang.trace.model import Trace
 
 __all__ = ["TermsLike", "TraceLike", "evaluate"]
 
 TermsLike = Terms | str | Path | Sequence[str | Path]
-TraceLike = Trace | str | Path | pl.DataFrame | pl.LazyFrame
+TraceLike = Trace | str | Path | pl.DataFrame | pl.LazyFrame | Sequence[str | Path]
 
 
 def evaluate(
@@ -42,6 +42,8 @@ def evaluate(
     open_at: datetime | None = None,
     progress: Progress | None = None,
     contracts: Sequence[str] | None = None,
+    clock_skew: timedelta = DEFAULT_CLOCK_SKEW,
+    quarantine: bool = False,
 ) -> Evaluation:
     """Apply every contract in ``terms`` to ``trace`` and measure every budget.
 
@@ -53,7 +55,11 @@ def evaluate(
     t = terms if isinstance(terms, Terms) else load_terms(_paths(terms))
     check_chosen(t, contracts)  # before the trace: a wrong name should fail fast
     step("loading trace")
-    tr = trace if isinstance(trace, Trace) else load_trace(trace, open_at=open_at)
+    tr = (
+        trace
+        if isinstance(trace, Trace)
+        else load_trace(trace, open_at=open_at, clock_skew=clock_skew, quarantine=quarantine)
+    )
     step("deriving facts")
     facts = derive_facts(tr)
     return evaluate_facts(t, tr, facts, progress=step, only=contracts)

@@ -16,7 +16,7 @@ refuses (``E012``) if reparsing its output would change the AST or the comments.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,9 +104,17 @@ class CheckedFiles:
         return not has_errors(self.diagnostics)
 
 
-def check_paths(paths: Sequence[str | Path]) -> CheckedFiles:
-    """Parse and check ``paths`` together; never raises for bad input."""
-    return _check_results([parse_path(p) for p in paths])
+def check_paths(
+    paths: Sequence[str | Path], *, stdin: Callable[[], bytes] | None = None
+) -> CheckedFiles:
+    """Parse and check ``paths`` together; never raises for bad input. With ``stdin``, the
+    path ``-`` is the text it returns, named ``<stdin>``."""
+    return _check_results(
+        [
+            parse(stdin(), "<stdin>") if stdin is not None and str(p) == "-" else parse_path(p)
+            for p in paths
+        ]
+    )
 
 
 def check_texts(texts: Sequence[tuple[str, str]]) -> CheckedFiles:
@@ -190,7 +198,14 @@ def format_source(text: str | bytes, filename: str = "<input>") -> FormatResult:
             help="this is a bug in contractlang's formatter; please report it with the file",
         )
         return FormatResult(None, False, (diag,))
-    return FormatResult(out, out != parsed.source.text, ())
+    return FormatResult(out, out != _original(text), ())
+
+
+def _original(text: str | bytes) -> str:
+    """The text as the file holds it (the parse reads a lone CR as a line end)."""
+    if isinstance(text, bytes):
+        return text.decode("utf-8-sig", errors="replace")
+    return text.removeprefix("\ufeff")
 
 
 def _meaning_changed(before: SpotFile, out: str, filename: str) -> str | None:

@@ -17,7 +17,7 @@ ledger (:mod:`~contractlang.reconcile.compare`) and returns a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from contractlang.evaluate.engine import Progress
@@ -34,7 +34,7 @@ from contractlang.reconcile.model import (
     Status,
     StatusTotal,
 )
-from contractlang.trace.load import load_trace
+from contractlang.trace.load import DEFAULT_CLOCK_SKEW, load_trace
 from contractlang.trace.model import Trace
 
 __all__ = [
@@ -58,17 +58,27 @@ def reconcile(
     open_at: datetime | None = None,
     progress: Progress | None = None,
     contracts: Sequence[str] | None = None,
+    clock_skew: timedelta = DEFAULT_CLOCK_SKEW,
+    quarantine: bool = False,
 ) -> Reconciliation:
-    """Evaluate ``terms`` on ``trace`` and compare every contract's ledger with the trace's
-    invoice lines; a difference of at most ``tolerance`` (≥ 0) is ``matched``.
+    """Evaluate ``terms`` on ``trace`` (one source, or several read as one) and compare every
+    contract's ledger with the trace's invoice lines; a difference of at most ``tolerance``
+    (≥ 0) is ``matched``. ``open_at``, ``clock_skew`` and ``quarantine`` are read as
+    :func:`~contractlang.trace.load_trace` reads them; the runs a quarantine sets aside, their
+    invoice lines with them, are not reconciled.
 
     Raises :class:`~contractlang.errors.ContractlangError` on bad terms, a bad trace, or invoice
     lines in another currency than a contract's (``R001``)."""
     if tolerance < 0:
         raise ValueError("the tolerance cannot be negative")
     step = progress or (lambda _msg: None)
-    tr = trace if isinstance(trace, Trace) else load_trace(trace, open_at=open_at)
-    result = evaluate(terms, tr, open_at=open_at, progress=step, contracts=contracts)
+    step("loading trace")
+    tr = (
+        trace
+        if isinstance(trace, Trace)
+        else load_trace(trace, open_at=open_at, clock_skew=clock_skew, quarantine=quarantine)
+    )
+    result = evaluate(terms, tr, progress=step, contracts=contracts)
     step("reconciling")
     lines = invoice_lines(tr)
     for c in result.contracts:

@@ -16,7 +16,7 @@ from contractlang.evaluate.caps import RUN_GROSS_RULE
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.evaluate.settings import round_up
 from contractlang.lang import ast
-from contractlang.lang.numbers import micros, round_fraction
+from contractlang.lang.numbers import micros, plain, round_fraction
 from contractlang.lang.show import source_text
 from contractlang.render.numbers import (
     duration_human,
@@ -184,9 +184,9 @@ def _allocation(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
         exact = Fraction(Decimal(a["charge"]))
         lines.append(
             f"  charge by `{t.label}` (line {t.line}): "
-            f"{round_fraction(price, 6).normalize():f} {s.currency} per GPU-hour"
+            f"{plain(round_fraction(price, 6).normalize())} {s.currency} per GPU-hour"
             f" × {a['gpus']} GPUs × "
-            f"{duration_human(a['billable_us'])} = {round_fraction(exact, 6):f} → "
+            f"{duration_human(a['billable_us'])} = {plain(round_fraction(exact, 6))} → "
             f"{m(a['charge_minor'])}"
         )
     lines.extend(_credits(r, a, m))
@@ -205,7 +205,7 @@ def _credits(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
         result = ", below zero: counted as 0" if exact < 0 else f" → {m(-(a[t.column] or 0))}"
         lines.append(
             f'  credit "{t.label}" (line {t.line}) because {cond}: {amount} = '
-            f"{round_fraction(exact, 6):f}{result}"
+            f"{plain(round_fraction(exact, 6))}{result}"
         )
     for t in r.plan.caps:
         cut = a[t.column]

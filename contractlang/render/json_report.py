@@ -18,6 +18,7 @@ from contractlang.render.numbers import (
     minor_to_str,
     seconds_str,
 )
+from contractlang.render.trace_summary import quarantine_json
 
 SCHEMA = "contractlang.evaluate/1"
 _MONEY = DisplayUnit("", Fraction(1), "money")
@@ -34,6 +35,11 @@ def evaluation_to_json(result: Evaluation) -> dict[str, Any]:
             "allocations": summary.allocations,
             "from": summary.first_ts.isoformat() if summary.first_ts else None,
             "to": summary.last_ts.isoformat() if summary.last_ts else None,
+            **(
+                {"quarantine": quarantine_json(result.trace.quarantine)}
+                if result.trace.quarantine is not None
+                else {}
+            ),
         },
         "contracts": [contract_to_json(c) for c in result.contracts],
         "warnings": [w.to_json() for w in result.warnings],

@@ -1,7 +1,8 @@
 """Exact numbers as people read them: money, GPU-hours, durations, budget measures.
 
 Everything here takes exact values (``int`` minor units, microseconds, ``Fraction``) and
-returns strings; nothing passes through float.
+returns strings of plain digits (:func:`~contractlang.lang.numbers.plain`: never exponent
+notation, at any precision); nothing passes through float.
 """
 
 from __future__ import annotations
@@ -10,29 +11,35 @@ from decimal import Decimal
 from fractions import Fraction
 
 from contractlang.evaluate.results import DisplayUnit
-from contractlang.lang.numbers import MICROS_PER_HOUR, MICROS_PER_SECOND, gpu_hours, round_fraction
+from contractlang.lang.numbers import (
+    MICROS_PER_HOUR,
+    MICROS_PER_SECOND,
+    gpu_hours,
+    plain,
+    round_fraction,
+    scaled,
+)
 
 
 def minor_to_str(minor: int, precision: int) -> str:
     """Minor units as a plain decimal string: ``12345, 2`` → ``"123.45"``."""
-    return str(Decimal(minor).scaleb(-precision).quantize(Decimal(1).scaleb(-precision)))
+    return plain(scaled(minor, precision))
 
 
 def money(minor: int, precision: int, currency: str | None = None, sign: bool = False) -> str:
     """Money for people: thousands separators, the currency after the number."""
-    d = Decimal(minor).scaleb(-precision).quantize(Decimal(1).scaleb(-precision))
-    text = f"{d:+,}" if sign else f"{d:,}"
+    text = plain(scaled(minor, precision), grouped=True, sign=sign)
     return f"{text} {currency}" if currency else text
 
 
 def gpu_hours_str(gpu_us: int, places: int = 6) -> str:
     """GPU-microseconds as GPU-hours (``places`` decimals, half away from zero, as in the
     ledger and the per-run table)."""
-    return str(gpu_hours(gpu_us, places))
+    return plain(gpu_hours(gpu_us, places))
 
 
 def gpu_hours_human(gpu_us: int) -> str:
-    return f"{round_fraction(Fraction(gpu_us, MICROS_PER_HOUR), 2):,}"
+    return plain(round_fraction(Fraction(gpu_us, MICROS_PER_HOUR), 2), grouped=True)
 
 
 def duration_human(us: int | None) -> str:
@@ -53,15 +60,15 @@ def duration_human(us: int | None) -> str:
     if m:
         parts.append(f"{m} min")
     if s or micros or not parts:
-        sec = Decimal(s) + Decimal(micros).scaleb(-6)
-        parts.append(f"{sec.normalize():f} s")
+        sec = scaled(s * MICROS_PER_SECOND + micros, 6).normalize()
+        parts.append(f"{plain(sec)} s")
     return sign + " ".join(parts)
 
 
 def seconds_str(us: int | None) -> str | None:
     if us is None:
         return None
-    return str(Decimal(us).scaleb(-6).normalize().__format__("f"))
+    return plain(scaled(us, 6).normalize())
 
 
 def measure(value: Fraction | None, unit: DisplayUnit, precision: int = 2) -> str | None:
@@ -70,7 +77,7 @@ def measure(value: Fraction | None, unit: DisplayUnit, precision: int = 2) -> st
         return None
     shown = value / unit.factor
     places = precision if unit.kind == "money" else 4
-    return str(round_fraction(shown, places))
+    return plain(round_fraction(shown, places))
 
 
 def measure_human(value: Fraction | None, unit: DisplayUnit, precision: int = 2) -> str:
@@ -87,9 +94,9 @@ def measure_human(value: Fraction | None, unit: DisplayUnit, precision: int = 2)
         return "none"
     number = Decimal(text)
     if unit.kind == "money":
-        shown = f"{number:,}"
+        shown = plain(number, grouped=True)
     else:
-        shown = f"{number.normalize():,f}" if number != 0 else "0"
+        shown = plain(number.normalize(), grouped=True) if number != 0 else "0"
     if unit.kind == "percent":
         return f"{shown}%"
     return f"{shown} {unit.label}".strip()

@@ -17,6 +17,7 @@ from contractlang.render.numbers import (
     measure_human,
     money,
 )
+from contractlang.render.trace_summary import set_aside
 
 
 def summary_table(result: Evaluation) -> Table:
@@ -134,6 +135,8 @@ def render_summary(result: Evaluation, console: Console, hints: bool = True) -> 
         f"{s.allocations:,} allocations{span}",
         markup=False,
     )
+    if result.trace.quarantine is not None:
+        console.print(f"({set_aside(result.trace.quarantine)})", markup=False)
     console.print(summary_table(result))
     if result.budgets:
         console.print(budget_section(result))

@@ -9,15 +9,38 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from contractlang.codes import CODES
 from contractlang.errors import ContractlangError
-from contractlang.trace.model import Trace
+from contractlang.trace.model import Quarantine, Trace
 from contractlang.trace.schema import TraceSummary
 from contractlang.trace.validate import TraceInvalid
 
 
-def valid_total(summary: TraceSummary) -> str:
-    """The last line of `trace validate` on a valid trace: ``20,207 rows: valid, 2 warnings``."""
-    return f"{_count(summary.rows_read, 'row')}: valid" + _warnings(summary.warnings)
+def valid_total(summary: TraceSummary, quarantine: Quarantine | None = None) -> str:
+    """The last line of `trace validate` on a valid trace: ``20,207 rows: valid, 2 warnings``
+    (and with a quarantine, what it set aside)."""
+    line = f"{_count(summary.rows_read, 'row')}: valid" + _warnings(summary.warnings)
+    if quarantine is not None:
+        line += f"; {set_aside(quarantine)}"
+    return line
+
+
+def set_aside(q: Quarantine) -> str:
+    """What a quarantine set aside, in words: ``2 runs (57 rows) set aside: 1 × T012
+    (duplicate row), 3 × T010 (event outside the allocation's lifetime)``."""
+    if not q.runs:
+        return "no run set aside"
+    why = ", ".join(f"{n:,} × {code} ({CODES[code]})" for code, n in q.problems.items())
+    return f"{_count(q.runs, 'run')} ({_count(q.rows, 'row')}) set aside" + (
+        f": {why}" if why else ""
+    )
+
+
+def quarantine_json(q: Quarantine | None) -> dict[str, Any] | None:
+    """A quarantine in JSON: runs and rows set aside, problems by code (no path)."""
+    if q is None:
+        return None
+    return {"runs": q.runs, "rows": q.rows, "problems": dict(q.problems)}
 
 
 def invalid_total(exc: ContractlangError) -> str:
@@ -48,10 +71,15 @@ def summary_json(summary: TraceSummary, loaded: Trace) -> dict[str, Any]:
     warnings = [w.to_json() for w in loaded.warnings]
     for w in warnings:
         w.pop("file", None)
-    return {"version": 1, "valid": True, "summary": doc, "warnings": warnings}
+    out = {"version": 1, "valid": True, "summary": doc, "warnings": warnings}
+    if loaded.quarantine is not None:
+        out["quarantine"] = quarantine_json(loaded.quarantine)
+    return out
 
 
-def render_summary(summary: TraceSummary, name: str, console: Console) -> None:
+def render_summary(
+    summary: TraceSummary, name: str, console: Console, quarantine: Quarantine | None = None
+) -> None:
     """The summary as a small two-column table."""
     table = Table(show_header=False, box=None, pad_edge=False, title=None)
     table.add_column(style="bold")
@@ -90,4 +118,6 @@ def render_summary(summary: TraceSummary, name: str, console: Console) -> None:
         table.add_row("trace columns", "", ", ".join(f"trace.{c}" for c in summary.extra_columns))
     if summary.warnings:
         table.add_row("warnings", f"{summary.warnings:,}", "")
+    if quarantine is not None:
+        table.add_row("set aside", f"{quarantine.runs:,}", set_aside(quarantine))
     console.print(table)

@@ -6,7 +6,9 @@ terminals into words (``a unit, `when`, `per`, an operator, a new clause or `}``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 from lark import Token
@@ -21,6 +23,25 @@ def point_at(prefix: str) -> Span:
     line = prefix.count("\n") + 1
     col = len(prefix) - (prefix.rfind("\n") + 1) + 1
     return Span.point(line, col, len(prefix))
+
+
+def exponent_error(m: re.Match[str], source: Source) -> Diagnostic:
+    """E004 for a number written with an exponent (``1e400``): numbers are plain digits."""
+    written = m.group(1)
+    start = point_at(source.text[: m.start(1)])
+    span = Span(start.line, start.col, start.line, start.col + len(written), m.start(1), m.end(1))
+    value = Decimal(written)
+    adjusted = value.adjusted()
+    plain = format(value, "f") if -18 <= adjusted <= 18 else None
+    return error(
+        "E004",
+        f"`{written}` is written with an exponent; numbers are written as plain digits",
+        span,
+        file=source.name,
+        help=f"write `{plain}`"
+        if plain
+        else "numbers hold at most 18 digits before the point and 18 after",
+    )
 
 
 def token_span(tok: Token) -> Span:

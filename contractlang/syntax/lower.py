@@ -55,15 +55,16 @@ def lower(
     Returns the file and diagnostics; when there are errors the file is partial (empty) and
     should not be used.
     """
-    too_deep = _too_deep(tree)
-    if too_deep is not None:
-        diag = error(
-            "E009",
-            f"expression nested more than {MAX_NESTING} levels deep",
-            _span(too_deep),
-            file=filename,
-            help="split the expression into simpler terms",
-        )
+    found = _too_deep(tree)
+    if found is not None:
+        node, chain = found
+        if chain is None:
+            message = f"expression nested more than {MAX_NESTING} levels deep"
+            help_ = "split the expression into simpler terms"
+        else:
+            message = f"a chain of more than {MAX_NESTING} `{chain}` is too long for one expression"
+            help_ = "split it into several terms (several credits, say), each a shorter chain"
+        diag = error("E009", message, _span(node), file=filename, help=help_)
         return ast.SpotFile((), tuple(comments), filename), [diag]
     lowerer = _Lowerer(filename)
     try:
@@ -84,19 +85,32 @@ def nesting_depth(tree: LarkTree) -> int:
     return best
 
 
-def _too_deep(tree: LarkTree) -> LarkTree | None:
-    """The first node found below :data:`MAX_NESTING` expression levels, if any.
+#: Operators that chain (``a + b + c`` nests as ``(a + b) + c``), by their rule name.
+_CHAINS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "and_": "and", "or_": "or"}
+
+
+def _too_deep(tree: LarkTree) -> tuple[LarkTree, str | None] | None:
+    """The first node found below :data:`MAX_NESTING` expression levels, if any, and the
+    operator when the levels above it are mostly one long chain of it (a flat ``a + b + …``,
+    not a nesting anyone wrote).
 
     ``start`` → block → clause → expression: the first three levels are not expression
     nesting, so they are not counted.
     """
     limit = MAX_NESTING + 3
-    stack: list[tuple[LarkTree, int]] = [(tree, 1)]
+    # (node, depth, the chain operator of its parent, how long that chain is): `a + b + c` is
+    # `(a + b) + c`, so a chain continues only down the left operands
+    stack: list[tuple[LarkTree, int, str | None, int, bool]] = [(tree, 1, None, 0, False)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, op, run, left = stack.pop()
         if depth > limit:
-            return node
-        stack.extend((c, depth + 1) for c in node.children if isinstance(c, Tree))
+            return node, (op if run > MAX_NESTING // 2 else None)
+        here = _CHAINS.get(str(node.data))
+        continues = here is not None and here == op and left
+        length = 0 if here is None else (run + 1 if continues else 1)
+        for k, child in enumerate(node.children):
+            if isinstance(child, Tree):
+                stack.append((child, depth + 1, here, length, k == 0))
     return None
 
 

@@ -13,6 +13,7 @@ The tree goes on to :func:`contractlang.syntax.lower.lower`; only that module re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from lark import Token, Tree
@@ -20,7 +21,7 @@ from lark.exceptions import LarkError, UnexpectedInput
 
 from contractlang.diagnostics import Diagnostic, Source, Span, error
 from contractlang.lang.ast import Comment
-from contractlang.syntax.describe import point_at, token_span
+from contractlang.syntax.describe import exponent_error, point_at, token_span
 from contractlang.syntax.errors import syntax_error
 from contractlang.syntax.grammar import collecting_comments, parser
 
@@ -47,7 +48,13 @@ def parse_tree(text: str | bytes, filename: str = "<input>") -> Parsed:
     decoded = _decode(text, filename)
     if isinstance(decoded, Parsed):
         return decoded
+    # a line ends with LF or CRLF, or with a lone CR (old Mac files): read that as LF, so lines
+    # are counted right
+    decoded = _LONE_CR.sub("\n", decoded)
     source = Source(filename, decoded)
+    exponent = _exponent_number(decoded)
+    if exponent is not None:
+        return Parsed(None, (), source, (exponent_error(exponent, source),))
     with collecting_comments() as tokens:
         try:
             tree = parser().parse(decoded)
@@ -99,6 +106,22 @@ def _decode(text: str | bytes, filename: str) -> str | Parsed:
         )
         return _failed(filename, safe, diag)
     return text
+
+
+_LONE_CR = re.compile(r"\r(?!\n)")
+#: Strings and comments (skipped), and a number written with an exponent (`1e400`, `2.5E-3`).
+_SCAN = re.compile(
+    r'"(?:[^"\\\r\n]|\\.)*"|#[^\r\n]*|(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?[eE][+-]?\d+)(?![A-Za-z0-9_])'
+)
+
+
+def _exponent_number(text: str) -> re.Match[str] | None:
+    """The first number written with an exponent outside strings and comments: the grammar
+    has none, and would otherwise read `1e400` as `1` followed by a name."""
+    for m in _SCAN.finditer(text):
+        if m.group(1) is not None:
+            return m
+    return None
 
 
 def _failed(filename: str, shown: str, diag: Diagnostic) -> Parsed:

@@ -9,14 +9,18 @@ columns (:data:`INDEX_COLUMNS`), so deriving the facts need not group the rows a
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 import polars as pl
 
+from contractlang.lang.numbers import MICROS_PER_HOUR, gpu_hours, plain
 from contractlang.trace import problems as pb
+from contractlang.trace.limits import LONG_ALLOCATION, MAX_GPU_US
 from contractlang.trace.row_rules import ENGINE
 from contractlang.trace.schema import (
     END_EVENTS,
+    EVENTS,
     INVOICE_EVENTS,
     ROW,
     RUN_KEY,
@@ -31,22 +35,34 @@ def _ts_text(expr: pl.Expr) -> pl.Expr:
     return expr.dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ")
 
 
+@dataclass(frozen=True)
+class Findings:
+    """What the allocation rules found: the summary of every allocation, the problem frames
+    (each with an ``alloc_id`` column), the warning frames, and the rows whose time the clock
+    skew moved to their allocation's edge (``row``, ``ts``)."""
+
+    summary: pl.DataFrame
+    problems: list[pl.LazyFrame]
+    warnings: list[pl.LazyFrame]
+    clamped: pl.DataFrame
+
+
 def allocation_rules(
-    events: pl.LazyFrame, open_at: datetime | None
-) -> tuple[pl.DataFrame, list[pl.LazyFrame]]:
-    """The allocation rules (T007–T010, T013, T014, T016).
+    events: pl.LazyFrame, open_at: datetime | None, clock_skew: timedelta = timedelta(0)
+) -> Findings:
+    """The allocation rules (T007–T010, T013, T014, T016, T020) and warning W104.
 
     One ``group_by`` over the rows that name an allocation summarises each allocation (its
     starts, ends, runs and the time range of each kind of event) and flags every allocation
     that may break a rule; only the rows of flagged allocations are then checked row by row
     (:func:`_allocation_details`), which is where messages come from. Returns the summary
-    (``alloc_id``, ``starts``, ``ends``, ``start``, ``end`` and the :data:`INDEX_COLUMNS`)
-    and the problem frames (each with an ``alloc_id`` column).
+    (``alloc_id``, ``starts``, ``ends``, ``start``, ``end`` and the :data:`INDEX_COLUMNS`),
+    the problem frames (each with an ``alloc_id`` column) and the warning frames.
 
     Rows with bad values take part: a null (bad) `event`, `ts` or `run_id` is left out of
     whatever reads it (see the module's docstring)."""
     rows = events.filter(pl.col("alloc_id").is_not_null()).select(
-        ROW, RUN_KEY, "run_id", "alloc_id", "ts", "event"
+        ROW, RUN_KEY, "run_id", "alloc_id", "ts", "event", "gpus"
     )
     event, ts = pl.col("event"), pl.col("ts")
 
@@ -79,6 +95,8 @@ def allocation_rules(
             pl.col("_r").max().alias("_r_hi"),
             pl.col("_i").min().alias("_i_lo"),
             (pl.col(RUN_KEY).min() != pl.col(RUN_KEY).max()).alias("_two_runs"),
+            pl.col(RUN_KEY).min().alias("_run"),
+            pl.col("gpus").filter(event == "started").max().alias("_gpus"),
             # for the facts (TraceIndex)
             pl.col("_srow").min().alias("start_row"),
             pl.col("_erow").min().alias("end_row"),
@@ -109,13 +127,90 @@ def allocation_rules(
     ).fill_null(False)
     flagged = per.filter(may_break).select("alloc_id")
     summary = per.select("alloc_id", "starts", "ends", "start", "end", *INDEX_COLUMNS)
+    too_wide, too_long = _capacity(per, end_eff)
     if flagged.is_empty():
-        return summary, []
+        return Findings(summary, too_wide, too_long, _NO_CLAMP)
     detail = rows.join(flagged.lazy(), on="alloc_id", how="semi").collect(engine=ENGINE)
-    return summary, _allocation_details(detail, open_at)
+    problems, clamped = _allocation_details(detail, open_at, clock_skew)
+    return Findings(summary, [*problems, *too_wide], too_long, clamped)
 
 
-def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[pl.LazyFrame]:
+def _capacity(per: pl.DataFrame, end: pl.Expr) -> tuple[list[pl.LazyFrame], list[pl.LazyFrame]]:
+    """T020: an allocation, or a run, holding more GPU-time than 64 bits keep (computed in 128
+    bits, see :mod:`~contractlang.trace.limits`); W104: an allocation longer than a year.
+    ``end`` is each allocation's end (``--open-at`` for one still open)."""
+    span = (end - pl.col("start")).dt.total_microseconds()
+    sized = per.filter((pl.col("starts") == 1) & (pl.col("ends") <= 1)).select(
+        "alloc_id",
+        "_run",
+        pl.col("start_row").alias(ROW),
+        span.alias("_us"),
+        pl.col("_gpus"),
+        (span.cast(pl.Int128) * pl.col("_gpus").clip(lower_bound=0).cast(pl.Int128)).alias("_gu"),
+    )
+    wide = sized.filter(pl.col("_gu") > MAX_GPU_US)
+    runs = (
+        sized.filter(pl.col("_gu") <= MAX_GPU_US)
+        .group_by("_run")
+        .agg(pl.col("_gu").sum(), pl.col(ROW).min(), pl.len().alias("_n"))
+        .filter(pl.col("_gu") > MAX_GPU_US)
+    )
+    errors = []
+    limit = f"{MAX_GPU_US // MICROS_PER_HOUR:,} GPU-hours"
+    if wide.height:
+        messages = [
+            f"allocation `{r['alloc_id']}` holds {r['_gpus']:,} GPUs for "
+            f"{_hours(r['_us'])} hours, {_hours(r['_gu'])} GPU-hours: more than one "
+            f"allocation may hold ({limit})"
+            for r in wide.iter_rows(named=True)
+        ]
+        errors.append(
+            pb.problems(
+                wide.with_columns(_m=pl.Series(messages)), "T020", pl.col("_m"), keep=["alloc_id"]
+            )
+        )
+    if runs.height:
+        messages = [
+            f"the run of this allocation holds {_hours(r['_gu'])} GPU-hours in "
+            f"{r['_n']:,} allocations: more than one run may hold ({limit})"
+            for r in runs.iter_rows(named=True)
+        ]
+        first = runs.with_columns(
+            _m=pl.Series(messages, dtype=pl.String), alloc_id=pl.lit(None, pl.String)
+        )
+        errors.append(pb.problems(first, "T020", pl.col("_m"), keep=["alloc_id"]))
+    long = sized.filter(pl.col("_us") > LONG_ALLOCATION // timedelta(microseconds=1))
+    warnings = []
+    if long.height:
+        messages = [
+            f"allocation `{r['alloc_id']}` runs for {r['_us'] // 86_400_000_000:,} days: "
+            "longer than a year"
+            for r in long.iter_rows(named=True)
+        ]
+        warnings.append(
+            pb.problems(
+                long.with_columns(_m=pl.Series(messages, dtype=pl.String)),
+                "W104",
+                pl.col("_m"),
+                help="check the allocation's start and end; a year-long allocation is unusual",
+            )
+        )
+    return errors, warnings
+
+
+def _hours(us: int) -> str:
+    """Microseconds as hours for a message: ``87,640,656`` or ``1.5``."""
+    return plain(gpu_hours(us, 2).normalize(), grouped=True)
+
+
+_NO_CLAMP = pl.DataFrame(schema={ROW: pl.Int64, "ts": pl.Datetime("us", "UTC")})
+#: Events a clock skew may move: the job's (within the lifetime) and invoice lines.
+_SKEWABLE = [e for e in WITHIN_LIFETIME if EVENTS[e].source == "job"] + list(INVOICE_EVENTS)
+
+
+def _allocation_details(
+    detail: pl.DataFrame, open_at: datetime | None, clock_skew: timedelta
+) -> tuple[list[pl.LazyFrame], pl.DataFrame]:
     """Row-by-row allocation rules on the rows of the allocations that may break one.
 
     An allocation with a row whose event is unknown is *incomplete*: that row may have been its
@@ -156,9 +251,6 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
 
     alloc = pb.backticked(pl.col("alloc_id"))
 
-    def row_of(col: str) -> pl.Expr:
-        return pl.col(col).cast(pl.String)
-
     # T007 / T008: a second start, a second end
     report(
         starts.filter(~pl.col("_first")).join(first_start, on="alloc_id"),
@@ -166,8 +258,8 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
         pl.concat_str(
             pl.lit("allocation "),
             alloc,
-            pl.lit(" starts again; it started at row "),
-            row_of("start_row"),
+            pl.lit(" starts again; it started at "),
+            pb.row_ref(pl.col("start_row")),
         ),
     )
     report(
@@ -178,8 +270,8 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
             alloc,
             pl.lit(" ends again ("),
             pb.backticked(pl.col("event")),
-            pl.lit("); it ended at row "),
-            row_of("end_row"),
+            pl.lit("); it ended at "),
+            pb.row_ref(pl.col("end_row")),
             pl.lit(" ("),
             pb.backticked(pl.col("end_event")),
             pl.lit(")"),
@@ -196,8 +288,8 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
             _ts_text(pl.col("end")),
             pl.lit(", before it starts at "),
             _ts_text(pl.col("start")),
-            pl.lit(" (row "),
-            row_of("start_row"),
+            pl.lit(" ("),
+            pb.row_ref(pl.col("start_row")),
             pl.lit(")"),
         ),
     )
@@ -240,6 +332,13 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
         | ((event == "requested") & (ts > start))
         | (event.is_in(list(INVOICE_EVENTS)) & (ts < start))
     )
+    # a job's or an invoice's clock a little off the scheduler's: within the skew, the event is
+    # taken as at the allocation's edge instead of outside it
+    skew = pl.lit(clock_skew).cast(pl.Duration("us"))
+    early = (ts < start) & (start - ts <= skew)
+    late = (ts > pl.col("end")) & (ts - pl.col("end") <= skew) & event.is_in(list(WITHIN_LIFETIME))
+    edge = pl.when(early).then(start).when(late).then(pl.col("end"))
+    moved = (event.is_in(_SKEWABLE) & outside).fill_null(False) & edge.is_not_null()
     has_start = pl.col("start_row").is_not_null()
     incomplete_alloc = pl.col("alloc_id").is_in(incomplete.implode())
     joined = (
@@ -252,9 +351,11 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
         .with_columns(
             (has_start & (pl.col("run_id") != pl.col("owner"))).fill_null(False).alias("_owner"),
             (~has_start & (event != "requested") & ~incomplete_alloc).alias("_no_start"),
-            (start.is_not_null() & outside.fill_null(False)).alias("_outside"),
+            (start.is_not_null() & outside.fill_null(False) & ~moved).alias("_outside"),
+            pl.when(moved).then(edge).alias("_edge"),
         )
     )
+    clamped = joined.filter(pl.col("_edge").is_not_null()).select(ROW, pl.col("_edge").alias("ts"))
     report(
         joined.filter("_owner"),
         "T013",
@@ -263,8 +364,8 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
             alloc,
             pl.lit(" belongs to run "),
             pb.backticked(pl.col("owner")),
-            pl.lit(" (started at row "),
-            row_of("start_row"),
+            pl.lit(" (started at "),
+            pb.row_ref(pl.col("start_row")),
             pl.lit("), but this row names run "),
             pb.backticked(pl.col("run_id")),
         ),
@@ -321,4 +422,4 @@ def _allocation_details(detail: pl.DataFrame, open_at: datetime | None) -> list[
             )
         ),
     )
-    return problems
+    return problems, clamped

@@ -90,20 +90,21 @@ def generate_trace(runs: int, seed: int, *, start: datetime | None = None) -> pl
     return g.frame()
 
 
-def write_trace(df: pl.DataFrame, path: str | Path) -> None:
-    """Write a trace by extension: ``.parquet`` (zstd), ``.csv`` or ``.ndjson``/``.jsonl``.
+def write_trace(df: pl.DataFrame, path: str | Path, *, kind: str | None = None) -> None:
+    """Write a trace by extension (or ``kind``, an extension, when the path has another):
+    ``.parquet`` (zstd), ``.csv`` or ``.ndjson``/``.jsonl``.
 
     CSV and NDJSON write money as exact decimal text and times as ISO 8601 with an offset."""
     p = Path(path)
-    ext = p.suffix.lower()
-    if ext == ".parquet":
+    ext = kind or p.suffix.lower()
+    if ext in (".parquet", ".pq"):
         df.write_parquet(p, compression="zstd", statistics=True)
     elif ext == ".csv":
         df.write_csv(p)
     elif ext in (".ndjson", ".jsonl"):
         df.write_ndjson(p)
     else:
-        raise ValueError(f"unknown trace extension `{p.suffix}` (use .parquet, .csv or .ndjson)")
+        raise ValueError(f"unknown trace extension `{ext}` (use .parquet, .csv or .ndjson)")
 
 
 # --------------------------------------------------------------------------- implementation

@@ -3,7 +3,9 @@
 
 :func:`load_trace` returns a :class:`~contractlang.trace.model.Trace`, or raises
 :class:`~contractlang.errors.ContractlangError` with every problem found (up to a limit; the
-rest are counted).
+rest are counted). A trace may come in several files — the scheduler's export and the
+invoice's, say — read as one: the same ``run_id`` ties them, every rule runs over all their
+rows together, and every message names its row's own file.
 
 Normalisation (documented in ``docs/trace.md``):
 
@@ -25,29 +27,44 @@ Normalisation (documented in ``docs/trace.md``):
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import polars as pl
 
-from contractlang.diagnostics import NO_SPAN, error
+from contractlang.diagnostics import NO_SPAN, Diagnostic, error
 from contractlang.errors import ContractlangError
-from contractlang.trace.model import Trace
-from contractlang.trace.normalise import normalise
+from contractlang.trace import problems as pb
+from contractlang.trace.model import BAD, Normalised, Trace, bad_flag
+from contractlang.trace.normalise import add_run_key, normalise
 from contractlang.trace.read import read, source_name
+from contractlang.trace.schema import COLUMNS, ROW, RUN_KEY
 from contractlang.trace.validate import validate
+
+#: How far a job's or an invoice's clock may differ from the scheduler's (``--clock-skew``).
+DEFAULT_CLOCK_SKEW = timedelta(seconds=1)
+_ALL = 2**62
+#: One trace source: a path or a polars frame.
+Source = str | Path | pl.DataFrame | pl.LazyFrame
 
 
 def load_trace(
-    source: str | Path | pl.DataFrame | pl.LazyFrame,
+    source: Source | Sequence[Source],
     *,
     open_at: datetime | None = None,
     max_problems: int = 50,
+    clock_skew: timedelta = DEFAULT_CLOCK_SKEW,
+    quarantine: bool = False,
 ) -> Trace:
-    """Read, normalise and validate a trace.
+    """Read, normalise and validate a trace, from one source or several read as one.
 
-    ``source`` is a path (``.parquet``/``.pq``, ``.csv``, ``.ndjson``/``.jsonl``) or a polars
+    A source is a path (``.parquet``/``.pq``, ``.csv``, ``.ndjson``/``.jsonl``) or a polars
     frame. ``open_at`` (timezone-aware) closes allocations that never end, as ``released``.
+    A job or invoice event at most ``clock_skew`` outside its allocation's lifetime is taken
+    as at its edge (W106 counts them); beyond, it is T010. With ``quarantine``, runs that break
+    a rule are set aside (``Trace.quarantine``) and the rest is the trace; whole-file problems
+    (a missing column, say) still raise.
     Raises :class:`ContractlangError` listing up to ``max_problems`` problems (by row) when the
     trace is not valid.
 
@@ -65,8 +82,79 @@ def load_trace(
         raise ContractlangError(
             [error("T006", "`open_at` needs a UTC offset", NO_SPAN, file="contractlang")]
         )
-    name = source_name(source)
-    lf = read(source, name)
-    path = None if isinstance(source, (pl.DataFrame, pl.LazyFrame)) else Path(source)
-    normal = normalise(lf, name, max_problems=max_problems, path=path)
-    return validate(normal, name=name, open_at=open_at, max_problems=max_problems)
+    items = [source] if isinstance(source, (str, Path, pl.DataFrame, pl.LazyFrame)) else source
+    if not items:
+        raise ContractlangError([error("T017", "no trace was given", NO_SPAN, file="contractlang")])
+    names: list[str] = []
+    normals: list[Normalised] = []
+    problems: list[Diagnostic] = []
+    for item in items:
+        name = source_name(item)
+        path = None if isinstance(item, (pl.DataFrame, pl.LazyFrame)) else Path(item)
+        try:
+            # set aside, every bad value needs its message: list them all
+            limit = _ALL if quarantine else max_problems
+            normals.append(normalise(read(item, name), name, max_problems=limit, path=path))
+            names.append(name)
+        except ContractlangError as exc:  # every file's whole-file problems, then stop
+            problems.extend(exc.diagnostics)
+    if problems:
+        raise ContractlangError(problems)
+    normal, sources = combine(normals, names)
+    return validate(
+        normal,
+        name=sources,
+        open_at=open_at,
+        max_problems=max_problems,
+        clock_skew=clock_skew,
+        quarantine=quarantine,
+    )
+
+
+def combine(normals: Sequence[Normalised], names: Sequence[str]) -> tuple[Normalised, pb.Sources]:
+    """Several normalised files as one: rows numbered on from one file to the next (each
+    file's rows keep their own numbers in messages, :class:`~contractlang.trace.problems.
+    Sources`), extra columns united (a column one file lacks is null there), one ``run_key``
+    over every file's runs."""
+    if len(normals) == 1:
+        return normals[0], pb.Sources.of(names[0])
+    starts: list[int] = []
+    offset = 0
+    for n in normals:
+        starts.append(offset)
+        offset += n.events.height
+    bad_columns = tuple(dict.fromkeys(c for n in normals for c in n.bad_columns))
+    extras = tuple(
+        dict.fromkeys(c for n in normals for c in n.events.columns if c not in _OWN_COLUMNS)
+    )
+    flags = [bad_flag(c) for c in bad_columns]
+    frames = []
+    for n, start in zip(normals, starts, strict=True):
+        missing = [pl.lit(False).alias(f) for f in flags if f not in n.events.columns]
+        frames.append(n.events.with_columns(pl.col(ROW) + start, *missing))
+    events = pl.concat(frames, how="diagonal_relaxed")
+    run_ids = events.get_column("run_id").drop_nulls().unique().sort()
+    extra_names = [c for c in extras if c not in (BAD, *flags)]
+    events = add_run_key(events, run_ids).select(ROW, RUN_KEY, *COLUMNS, *extra_names, BAD, *flags)
+    problems = pl.concat(
+        [
+            n.problems.with_columns(pl.col("row") + start)
+            for n, start in zip(normals, starts, strict=True)
+        ],
+        how="vertical_relaxed",
+    )
+    combined = Normalised(
+        events=events,
+        problems=problems,
+        hidden=sum(n.hidden for n in normals),
+        warnings=tuple(w for n in normals for w in n.warnings),
+        extras=tuple(sorted({e for n in normals for e in n.extras})),
+        columns_read=tuple(dict.fromkeys(c for n in normals for c in n.columns_read)),
+        bad_columns=bad_columns,
+        run_ids=run_ids,
+    )
+    return combined, pb.Sources(tuple(names), tuple(starts))
+
+
+#: The columns every normalised file has (the rest are its extras and the bad-value flags).
+_OWN_COLUMNS = frozenset((ROW, RUN_KEY, *COLUMNS))

@@ -43,6 +43,31 @@ class Trace:
     open_at: datetime | None = None
     columns_read: tuple[str, ...] = field(default=())
     index: TraceIndex | None = None
+    #: the runs set aside because they break a rule (``--on-invalid quarantine``), if any
+    quarantine: Quarantine | None = None
+
+    def as_frame(self) -> pl.DataFrame:
+        """The events as a trace in the design's schema, in file order: the loader's own
+        columns (``row``, ``run_key``) left out, the enum columns as text."""
+        own = {"row", "run_key"}
+        return self.events.select(
+            pl.col(c).cast(pl.String) if isinstance(t, pl.Enum) else pl.col(c)
+            for c, t in self.events.schema.items()
+            if c not in own
+        )
+
+
+@dataclass(frozen=True)
+class Quarantine:
+    """Runs set aside because a row of theirs breaks a rule, so the rest can be evaluated:
+    how many runs and rows, the problems found by code, and the rows themselves (in the trace
+    schema, with ``file`` and ``row`` — where each came from — ``problems``, the row's own, and
+    ``run_problem``, the first of its run). Rows with no ``run_id`` are set aside alone."""
+
+    runs: int
+    rows: int
+    problems: dict[str, int]
+    frame: pl.DataFrame = field(repr=False)
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,10 @@ def normalise(
     Problems with single values are returned as a problem frame; their rows are marked
     :data:`BAD`."""
     schema = lf.collect_schema()
+    nulls = [c for c, t in schema.items() if t == pl.Null]
+    if nulls:  # a column with no value at all (NDJSON types one so): text with no value
+        lf = lf.with_columns(pl.col(c).cast(pl.String) for c in nulls)
+        schema = lf.collect_schema()
     names = list(schema.names())
     file_problems: list[Diagnostic] = []
     warnings: list[Diagnostic] = []
@@ -194,7 +198,7 @@ def normalise(
     absent = [pl.lit(None, dtype=EVENT_DTYPES[c]).alias(c) for c in COLUMNS if c not in names]
     if absent:
         frame = frame.with_columns(absent)
-    frame = _add_run_key(frame, run_ids).select(
+    frame = add_run_key(frame, run_ids).select(
         [ROW, RUN_KEY, *COLUMNS, *extras, BAD, *[bad_flag(c) for c in bad_columns]]
     )
     extras_out = tuple(sorted((["price"] if "price" in names else []) + extras))
@@ -286,7 +290,7 @@ def _value_problems(
     return pl.concat(frames), hidden
 
 
-def _add_run_key(frame: pl.DataFrame, runs: pl.Series) -> pl.DataFrame:
+def add_run_key(frame: pl.DataFrame, runs: pl.Series) -> pl.DataFrame:
     """An integer per ``run_id``, in ``run_id`` order (joins and sorts on it are cheaper): the
     position of the run in ``runs``, the sorted distinct run ids, through an ``Enum``.
 

@@ -8,6 +8,8 @@ one frame, not millions of Python objects; the rest are counted.
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -64,6 +66,60 @@ def empty() -> pl.LazyFrame:
 
 
 @dataclass(frozen=True, slots=True)
+class Sources:
+    """The files a trace was read from, in order, and where each one's rows begin in the
+    numbering the rules share (row 1 of the second file is global row ``starts[1] + 1``).
+    Diagnostics name each row by its own file and its row there.
+
+    >>> s = Sources(("a.csv", "b.csv"), (0, 10))
+    >>> s.locate(3), s.locate(12)
+    (('a.csv', 3), ('b.csv', 2))
+    """
+
+    names: tuple[str, ...]
+    starts: tuple[int, ...] = (0,)
+
+    @staticmethod
+    def of(name: str | Sources) -> Sources:
+        return name if isinstance(name, Sources) else Sources((name,), (0,))
+
+    @property
+    def label(self) -> str:
+        """One name for all of them: ``a.csv + b.csv``."""
+        return " + ".join(self.names)
+
+    def locate(self, row: int) -> tuple[str, int]:
+        """The file and the row in it of a global row (``row`` 0: the first file, no row)."""
+        i = max(0, bisect.bisect_right(self.starts, row - 1) - 1)
+        return self.names[i], row - self.starts[i] if row > 0 else 0
+
+
+#: Marks a row number inside a message (:func:`row_ref`), filled in by :func:`collect`.
+_ROW_MARK = "\x1f"
+_ROW_REF = re.compile(_ROW_MARK + r"(\d+)" + _ROW_MARK)
+
+
+def row_ref(expr: pl.Expr) -> pl.Expr:
+    """A reference to another row in a message: ``row 3``, or ``row 3 of `b.csv``` when it is
+    in another file than the row the message is about."""
+    return pl.concat_str(pl.lit(_ROW_MARK), expr.cast(pl.String), pl.lit(_ROW_MARK))
+
+
+def resolve(message: str, row: int, sources: Sources) -> str:
+    """A problem's message with its references to other rows written out, as the diagnostic
+    about ``row`` (a global row) shows it."""
+    return _with_rows(message, sources.locate(row)[0], sources)
+
+
+def _with_rows(message: str, file: str, sources: Sources) -> str:
+    def local(m: re.Match[str]) -> str:
+        name, row = sources.locate(int(m.group(1)))
+        return f"row {row}" if name == file else f"row {row} of `{name}`"
+
+    return _ROW_REF.sub(local, message) if _ROW_MARK in message else message
+
+
+@dataclass(frozen=True, slots=True)
 class Collected:
     """The diagnostics shown, how many problems were found, and the distinct rows they are
     about (whole-file diagnostics have none)."""
@@ -71,6 +127,8 @@ class Collected:
     shown: tuple[Diagnostic, ...]
     total: int
     rows: pl.Series = field(default_factory=lambda: pl.Series("row", [], dtype=pl.Int64))
+    #: every problem found (``row``, ``code``, ``message``), shown or not
+    found: pl.DataFrame = field(default_factory=lambda: empty().collect())
 
     @property
     def more(self) -> int:
@@ -80,7 +138,7 @@ class Collected:
 def collect(
     frames: Iterable[pl.LazyFrame],
     *,
-    file: str,
+    file: str | Sources,
     limit: int,
     severity: Severity = Severity.ERROR,
     whole_file: Sequence[Diagnostic] = (),
@@ -88,6 +146,7 @@ def collect(
     """Concatenate problem frames, keep the first ``limit`` by (row, code), count the rest.
 
     ``whole_file`` diagnostics (about the file, not a row) come first and count too."""
+    sources = Sources.of(file)
     frame = pl.concat([f.select(list(PROBLEM_SCHEMA)) for f in frames] or [empty()]).collect()
     counted = frame.height
     room = max(0, limit - len(whole_file))
@@ -103,18 +162,19 @@ def collect(
                 help_text = "expected one of " + ", ".join(
                     f"`{v}`" for v in _VOCABULARY[rec["suggest"]]
                 )
+        name, row = sources.locate(rec["row"])
         shown.append(
             Diagnostic(
                 rec["code"],
-                rec["message"],
-                Span.point(rec["row"], 0),
-                file=file,
+                _with_rows(rec["message"], name, sources),
+                Span.point(row, 0) if rec["row"] > 0 else NO_SPAN,
+                file=name,
                 help=help_text,
                 severity=severity,
             )
         )
     rows = frame.get_column("row").filter(frame.get_column("row") > 0).unique()
-    return Collected(tuple(shown), counted + len(whole_file), rows)
+    return Collected(tuple(shown), counted + len(whole_file), rows, frame)
 
 
 def more_problems(file: str, collected: Collected, limit: int) -> Diagnostic:
@@ -131,3 +191,14 @@ def more_problems(file: str, collected: Collected, limit: int) -> Diagnostic:
 def backticked(expr: pl.Expr) -> pl.Expr:
     """``expr`` as text in backticks (`null` shown as `none`)."""
     return pl.concat_str(pl.lit("`"), expr.cast(pl.String).fill_null("none"), pl.lit("`"))
+
+
+def decimal_text(expr: pl.Expr) -> pl.Expr:
+    """A decimal column as plain text without trailing zeros: ``2.100…0`` → ``2.1``,
+    ``5.000…0`` → ``5``."""
+    text = expr.cast(pl.String)
+    return (
+        pl.when(text.str.contains(r"\."))
+        .then(text.str.replace(r"0+$", "").str.strip_chars_end("."))
+        .otherwise(text)
+    )

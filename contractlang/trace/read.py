@@ -3,6 +3,7 @@ cannot be read (T017) said in our words and, for text that is not UTF-8, where i
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ import polars as pl
 from contractlang.diagnostics import NO_SPAN, Span, error
 from contractlang.errors import ContractlangError
 from contractlang.trace.schema import MONEY_COLUMNS
+from contractlang.trace.text_structure import csv_problem, ndjson_problem, trailing_blank_lines
 
 FRAME_NAME = "<frame>"
 PARQUET_EXTS = (".parquet", ".pq")
@@ -59,6 +61,9 @@ def read(source: str | Path | pl.DataFrame | pl.LazyFrame, name: str) -> pl.Lazy
             lf = pl.scan_parquet(path)
         elif ext in CSV_EXTS:
             lf = pl.scan_csv(path, infer_schema=False, encoding="utf8")
+            blank = trailing_blank_lines(path)  # harmless layout, not rows
+            if blank:
+                lf = lf.filter(pl.int_range(pl.len()) < pl.len() - blank)
         else:
             lf = _scan_ndjson(path)
         lf.collect_schema()
@@ -165,13 +170,37 @@ def _count_records(data: bytes, lines: int, records: int, quoted: bool) -> tuple
 
 
 def read_failure(name: str, exc: Exception, path: Path | None, kind: str = "") -> ContractlangError:
-    """T017 for a file polars could not read; for text that is not UTF-8, where the bad bytes
-    are (:func:`_utf8_problem`)."""
-    if path is not None and path.suffix.lower() in CSV_EXTS + NDJSON_EXTS:
-        found = _utf8_problem(name, path)
+    """T017 for a file polars could not read, in our words: for text that is not UTF-8, where
+    the bad bytes are (:func:`_utf8_problem`); for CSV and NDJSON, the first row that breaks
+    the format (:mod:`~contractlang.trace.text_structure`); else what kind of file it is not."""
+    ext = path.suffix.lower() if path is not None else ""
+    kinds = {**dict.fromkeys(PARQUET_EXTS, "Parquet"), **dict.fromkeys(CSV_EXTS, "CSV")}
+    what = kinds.get(ext, "NDJSON")
+    if path is not None and _is_empty(path):
+        return _unreadable(name, f"cannot read `{name}` as {what}: the file is empty")
+    if path is not None and ext in CSV_EXTS + NDJSON_EXTS:
+        found = _utf8_problem(name, path) or (
+            csv_problem(name, path) if ext in CSV_EXTS else ndjson_problem(name, path)
+        )
         if found is not None:
             return found
-    return _unreadable(name, f"cannot read `{name}`{kind}: {_polars_reason(exc)}")
+    if ext in PARQUET_EXTS:
+        return _unreadable(
+            name,
+            f"cannot read `{name}` as Parquet: it is not a Parquet file, or it is damaged or "
+            "cut short",
+            help="write the trace again, or convert it to Parquet with another tool",
+        )
+    if path is None:
+        return _unreadable(name, f"cannot read the trace frame: {_polars_reason(exc)}")
+    return _unreadable(name, f"cannot read `{name}` as {what}: it is not well-formed {what}")
+
+
+def _is_empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 def _utf8_problem(name: str, path: Path) -> ContractlangError | None:
@@ -206,10 +235,22 @@ def _utf8_problem(name: str, path: Path) -> ContractlangError | None:
 
 def _scan_ndjson(path: Path) -> pl.LazyFrame:
     """NDJSON with every number that has a fraction read as text, so it becomes an exact
-    decimal (JSON numbers are decimal text; polars would otherwise parse them as floats)."""
-    first = pl.scan_ndjson(path, infer_schema_length=None)
+    decimal (JSON numbers are decimal text; polars would otherwise parse them as floats). A
+    byte-order mark (which the fast reader refuses) is skipped: the file is then read from
+    memory."""
+    with path.open("rb") as fh:
+        bom = fh.read(3) == b"\xef\xbb\xbf"
+    if bom:
+        data = path.read_bytes()[3:]
+        first = pl.read_ndjson(io.BytesIO(data), infer_schema_length=None).lazy()
+    else:
+        first = pl.scan_ndjson(path, infer_schema_length=None)
     schema = first.collect_schema()
     as_text = {
         c: pl.String() for c, t in schema.items() if t.is_float() or c in MONEY_COLUMNS or c == "ts"
     }
+    if bom:
+        return pl.read_ndjson(
+            io.BytesIO(data), infer_schema_length=None, schema_overrides=as_text
+        ).lazy()
     return pl.scan_ndjson(path, infer_schema_length=None, schema_overrides=as_text)

@@ -1,6 +1,8 @@
 """The rules that read one row, or rows compared without their allocation: an event's source,
-required values, positive GPUs (T005, T011, T015); exact duplicates (T012); and checkpoint
-steps that go back (W101)."""
+required values, positive GPUs (T005, T011, T015), values in the range the engine keeps
+exactly and prices that cannot be (T020, T021, :mod:`~contractlang.trace.limits`); exact
+duplicates (T012); and the warnings on one row: many GPUs, a high price (W103, W105), and
+checkpoint steps that go back (W101)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any, Literal
 import polars as pl
 
 from contractlang.trace import problems as pb
+from contractlang.trace.limits import HIGH_PRICE, MANY_GPUS, MAX_GPUS, MAX_STEP, MAX_TS, MIN_TS
 from contractlang.trace.model import BAD, bad_flag
 from contractlang.trace.schema import (
     EVENTS,
@@ -48,8 +51,21 @@ def _row_rules(ev: pl.DataFrame) -> dict[str, pl.Expr]:
             event.is_in(list(INVOICE_EVENTS)) & pl.col("amount").is_null() & ~bad(ev, "amount")
         ),
         "_gpus": pl.col("gpus") <= 0,
+        "_gpus_max": pl.col("gpus") > MAX_GPUS,
+        "_ts_range": (pl.col("ts") < _utc(MIN_TS)) | (pl.col("ts") >= _utc(MAX_TS)),
+        "_price_negative": pl.col("price") < 0,
+        "_step_negative": pl.col("step") < 0,
+        "_step_max": pl.col("step") > MAX_STEP,
     }
     return {name: flag.fill_null(False) for name, flag in flags.items()}
+
+
+def _utc(moment: datetime) -> pl.Expr:
+    return pl.lit(moment).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
+
+
+def _ts_text(expr: pl.Expr) -> pl.Expr:
+    return expr.dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ")
 
 
 def row_problems(ev: pl.DataFrame) -> list[pl.LazyFrame]:
@@ -82,11 +98,84 @@ def row_problems(ev: pl.DataFrame) -> list[pl.LazyFrame]:
             "T011",
             pl.concat_str(pl.lit("`gpus` must be positive, not "), pb.backticked(pl.col("gpus"))),
         ),
+        "_gpus_max": (
+            "T020",
+            pl.concat_str(
+                pl.lit("`gpus` value "),
+                pb.backticked(pl.col("gpus")),
+                pl.lit(f" is more than contractlang supports in one allocation ({MAX_GPUS:,})"),
+            ),
+        ),
+        "_ts_range": (
+            "T020",
+            pl.concat_str(
+                pl.lit("timestamp "),
+                pb.backticked(_ts_text(pl.col("ts"))),
+                pl.lit(
+                    f" is outside the range contractlang supports ({MIN_TS:%Y-%m-%d} to "
+                    f"{MAX_TS - timedelta(days=1):%Y-%m-%d} UTC)"
+                ),
+            ),
+        ),
+        "_price_negative": (
+            "T021",
+            pl.concat_str(
+                pl.lit("`price` value "),
+                pb.backticked(pb.decimal_text(pl.col("price"))),
+                pl.lit(" is negative; a price per GPU-hour cannot be"),
+            ),
+        ),
+        "_step_negative": (
+            "T021",
+            pl.concat_str(
+                pl.lit("`step` value "),
+                pb.backticked(pl.col("step")),
+                pl.lit(" is negative; a training step counts from 0"),
+            ),
+        ),
+        "_step_max": (
+            "T020",
+            pl.concat_str(
+                pl.lit("`step` value "),
+                pb.backticked(pl.col("step")),
+                pl.lit(f" is more than contractlang supports ({MAX_STEP:,})"),
+            ),
+        ),
     }
     return [
         pb.problems(lf.filter(flags[n]), code, message)
         for n, (code, message) in messages.items()
         if counts.get_column(n).item()
+    ]
+
+
+def row_warnings(ev: pl.DataFrame) -> list[pl.LazyFrame]:
+    """W103 and W105: more GPUs in one allocation than is plausible, a price per GPU-hour
+    higher than is plausible (each with its row)."""
+    lf = ev.lazy()
+    gpus = (pl.col("event") == "started") & (pl.col("gpus") > MANY_GPUS)
+    price = pl.col("price") > HIGH_PRICE
+    return [
+        pb.problems(
+            lf.filter(gpus.fill_null(False)),
+            "W103",
+            pl.concat_str(
+                pl.lit("an allocation of "),
+                pl.col("gpus").cast(pl.String),
+                pl.lit(f" GPUs: more than {MANY_GPUS:,} in one allocation is unusual"),
+            ),
+            help="check the `gpus` column: it counts the GPUs of one allocation",
+        ),
+        pb.problems(
+            lf.filter(price.fill_null(False)),
+            "W105",
+            pl.concat_str(
+                pl.lit("`price` value "),
+                pb.backticked(pb.decimal_text(pl.col("price"))),
+                pl.lit(f" per GPU-hour is over {HIGH_PRICE:,}"),
+            ),
+            help="`price` is per GPU-hour; check its unit",
+        ),
     ]
 
 
@@ -129,7 +218,7 @@ def duplicates(good: pl.LazyFrame) -> pl.LazyFrame:
         dups,
         "T012",
         pl.concat_str(
-            pl.lit("this row repeats row "), pl.col("_first").cast(pl.String), pl.lit(" exactly")
+            pl.lit("this row repeats "), pb.row_ref(pl.col("_first")), pl.lit(" exactly")
         ),
         help="remove the duplicate; an event is recorded once",
     )

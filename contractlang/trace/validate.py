@@ -23,22 +23,26 @@ of its allocation, and the row's other values, are still checked by every rule:
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import cast
 
 import polars as pl
 
-from contractlang.diagnostics import Diagnostic, Severity
+from contractlang.diagnostics import NO_SPAN, Diagnostic, Severity
 from contractlang.errors import ContractlangError
+from contractlang.lang.numbers import plain, scaled
 from contractlang.trace import problems as pb
 from contractlang.trace.allocation_rules import INDEX_COLUMNS, allocation_rules
 from contractlang.trace.model import BAD, Normalised, Trace, TraceIndex, bad_flag
+from contractlang.trace.quarantine import nothing_aside, set_aside
 from contractlang.trace.row_rules import (
     ENGINE,
     bad,
     duplicates,
     rollbacks,
     row_problems,
+    row_warnings,
     time_ordered,
 )
 from contractlang.trace.schema import (
@@ -75,33 +79,62 @@ class TraceInvalid(ContractlangError):
 
 
 def validate(
-    normal: Normalised, *, name: str, open_at: datetime | None, max_problems: int = 50
+    normal: Normalised,
+    *,
+    name: str | pb.Sources,
+    open_at: datetime | None,
+    max_problems: int = 50,
+    clock_skew: timedelta = timedelta(0),
+    quarantine: bool = False,
 ) -> Trace:
     """Apply every rule to normalised events; return the :class:`Trace` or raise
-    :class:`TraceInvalid` with the problems found (the first ``max_problems`` by row)."""
+    :class:`TraceInvalid` with the problems found (the first ``max_problems`` by row).
+    ``name`` is the file's name, or the files' (:class:`~contractlang.trace.problems.Sources`)
+    when the events come from several. With ``quarantine``, a trace with problems is not
+    invalid: the runs they touch are set aside (:mod:`~contractlang.trace.quarantine`) and the
+    rest validated again."""
+    sources = pb.Sources.of(name)
     ev = normal.events
     frames: list[pl.LazyFrame] = [normal.problems, *row_problems(ev)]
     any_bad = bool(normal.bad_columns)
     # rows whose values are all fine (all of them, usually: then no filtered copy is made)
     good = ev.lazy().filter(~pl.col(BAD)) if any_bad else ev.lazy()
 
-    allocs, alloc_problems = allocation_rules(ev.lazy(), open_at)
-    frames += [f.drop("alloc_id") for f in alloc_problems]
+    findings = allocation_rules(ev.lazy(), open_at, clock_skew)
+    allocs = findings.summary
+    frames += [f.drop("alloc_id") for f in findings.problems]
     frames.append(duplicates(good))
 
-    found = pb.collect(frames, file=name, limit=max_problems)
+    found = pb.collect(frames, file=sources, limit=max_problems)
     total = found.total + normal.hidden
     warns = pb.collect(
-        [rollbacks(ev.lazy(), bad(ev, "valid"), time_ordered(ev))],
-        file=name,
+        [
+            rollbacks(ev.lazy(), bad(ev, "valid"), time_ordered(ev)),
+            *row_warnings(ev),
+            *findings.warnings,
+        ],
+        file=sources,
         limit=max_problems,
         severity=Severity.WARNING,
     )
-    warnings = [*normal.warnings, *warns.shown]
+    warnings = [*normal.warnings, *warns.shown, *_skew_note(findings.clamped, clock_skew, sources)]
+    if total and quarantine:
+        kept, aside = set_aside(normal, found.found, sources)
+        trace = validate(
+            kept, name=name, open_at=open_at, max_problems=max_problems, clock_skew=clock_skew
+        )
+        return replace(trace, quarantine=aside)
+    if quarantine:
+        return replace(
+            validate(normal, name=name, open_at=open_at, max_problems=max_problems,
+                     clock_skew=clock_skew),
+            quarantine=nothing_aside(normal, sources),
+        )  # fmt: skip
     if total:
         shown = list(found.shown)
         if total > len(shown):
-            shown.append(pb.more_problems(name, pb.Collected(found.shown, total), max_problems))
+            more = pb.Collected(found.shown, total)
+            shown.append(pb.more_problems(sources.label, more, max_problems))
         bad_rows = ev.filter(pl.col(BAD)).get_column(ROW)
         error_rows = pl.concat([found.rows, bad_rows.cast(pl.Int64)]).n_unique()
         raise TraceInvalid(
@@ -113,6 +146,8 @@ def validate(
         )
 
     events = ev.drop(BAD, *[bad_flag(c) for c in normal.bad_columns])
+    if findings.clamped.height:
+        events = events.update(findings.clamped, on=ROW)
     summary = _summary(events, allocs, open_at, normal.extras, len(warnings) + warns.more)
     # every `started` row is the one start of its allocation here, so the allocations that
     # start, in the order of their start rows, are the `started` rows in file order
@@ -127,7 +162,7 @@ def validate(
     )
     return Trace(
         events=events,
-        source=name,
+        source=sources.label,
         extras=normal.extras,
         warnings=tuple(warnings),
         summary=summary,
@@ -138,6 +173,33 @@ def validate(
 
 
 # --------------------------------------------------------------------------- summary
+
+
+def _skew_note(
+    clamped: pl.DataFrame, clock_skew: timedelta, sources: pb.Sources
+) -> list[Diagnostic]:
+    """W106: how many job and invoice events the clock skew moved to their allocation's edge."""
+    if not clamped.height:
+        return []
+    n = clamped.height
+    return [
+        Diagnostic(
+            "W106",
+            f"{n:,} job or invoice event{'' if n == 1 else 's'} fell up to "
+            f"{_seconds(clock_skew)} outside {'its' if n == 1 else 'their'} allocation's "
+            "lifetime and "
+            f"{'is' if n == 1 else 'are'} taken as at its edge (`--clock-skew`)",
+            NO_SPAN,
+            file=sources.label,
+            severity=Severity.WARNING,
+            help="the job's or the invoice's clock differs a little from the scheduler's; "
+            "pass `--clock-skew 0` to see each as an error",
+        )
+    ]
+
+
+def _seconds(d: timedelta) -> str:
+    return f"{plain(scaled(d // timedelta(microseconds=1), 6).normalize())} s"
 
 
 def _summary(

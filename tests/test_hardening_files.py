@@ -1,0 +1,273 @@
+"""Files are never lost and never the cause of an internal error: no output overwrites an input
+or another output, writes are atomic, symlinks are written through, devices and FIFOs are
+written directly, and every failure to write — standard output included — is E501, exit 2."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+from support.cli import no_traceback, run
+from support.events import frame, released, started
+
+from contractlang.cli import files
+
+CONTRACT = 'contract "c" {\n  currency USD\n  rate 2.10 USD per gpu_hour\n}\n'
+UNFORMATTED = 'contract "c" {currency USD rate 2 USD per gpu_hour}'
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> tuple[Path, Path]:
+    spot = tmp_path / "c.spot"
+    spot.write_text(CONTRACT)
+    t0 = datetime(2025, 1, 1, tzinfo=UTC)
+    rows = [
+        {**started("r1", "a1", 0, 8), "ts": t0},
+        {**released("r1", "a1", 0), "ts": t0 + timedelta(hours=1)},
+    ]
+    trace = tmp_path / "t.parquet"
+    frame(rows).write_parquet(trace)
+    return spot, trace
+
+
+def cli(*args: object, stdout: int | None = None) -> subprocess.CompletedProcess[bytes]:
+    """The real command in a child process (for what stdout itself does)."""
+    return subprocess.run(
+        [sys.executable, "-m", "contractlang", *map(str, args)],
+        stdout=stdout if stdout is not None else subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+
+
+# --------------------------------------------------------------------------- planned outputs
+
+
+@pytest.mark.parametrize("flag", ["--ledger", "--runs"])
+def test_an_output_may_not_overwrite_the_trace(inputs: tuple[Path, Path], flag: str) -> None:
+    spot, trace = inputs
+    before = trace.read_bytes()
+    result = run("evaluate", spot, trace, flag, trace)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert f"error[E502]: `{flag} {trace}` would overwrite the input `{trace}`" in result.stderr
+    assert trace.read_bytes() == before
+
+
+def test_an_output_may_not_overwrite_a_terms_file_even_through_a_link(
+    inputs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    spot, trace = inputs
+    link = tmp_path / "link.csv"
+    link.symlink_to(spot)
+    result = run("evaluate", spot, trace, "--runs", link)
+    assert result.exit_code == 2
+    assert "would overwrite the input" in result.stderr
+    assert spot.read_text() == CONTRACT
+
+
+def test_two_outputs_may_not_be_one_file(inputs: tuple[Path, Path], tmp_path: Path) -> None:
+    spot, trace = inputs
+    same = tmp_path / "x.csv"
+    other = tmp_path / "sub" / ".." / "x.csv"
+    (tmp_path / "sub").mkdir()
+    result = run("evaluate", spot, trace, "--ledger", same, "--runs", other)
+    assert result.exit_code == 2
+    assert f"`--runs {other}` is the same file as `--ledger {same}`" in result.stderr
+    assert not same.exists()  # refused before any work
+
+
+def test_trace_facts_outputs_are_planned_too(inputs: tuple[Path, Path], tmp_path: Path) -> None:
+    _, trace = inputs
+    out = tmp_path / "f.parquet"
+    result = run("trace", "facts", trace, "--out", out, "--runs-out", out)
+    assert result.exit_code == 2
+    assert "is the same file as" in result.stderr
+    result = run("trace", "facts", trace, "--out", trace)
+    assert result.exit_code == 2
+    assert "would overwrite the input" in result.stderr
+
+
+# --------------------------------------------------------------------------- atomic writes
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(
+    inputs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spot, trace = inputs
+    ledger = tmp_path / "ledger.parquet"
+    ledger.write_bytes(b"the ledger of last month")
+
+    def half_then_fail(self: pl.DataFrame, path: Path, **kw: object) -> None:
+        Path(path).write_bytes(b"PAR1 half a file")
+        raise pl.exceptions.ComputeError("No space left on device (os error 28): " + str(path))
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", half_then_fail)
+    result = run("evaluate", spot, trace, "--ledger", ledger)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert f"error[E501]: cannot write `{ledger}`: no space left on device" in result.stderr
+    assert ledger.read_bytes() == b"the ledger of last month"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.spot", "ledger.parquet", "t.parquet"]
+
+
+def test_a_symlinked_output_is_written_through_and_the_link_stays(
+    inputs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    spot, trace = inputs
+    real = tmp_path / "real.csv"
+    real.write_text("old\n")
+    link = tmp_path / "ledger.csv"
+    link.symlink_to(real)
+    result = run("evaluate", spot, trace, "--ledger", link)
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink()
+    assert real.read_text().startswith("contract,run_id,alloc_id,kind")
+
+
+def test_an_existing_output_keeps_its_mode(inputs: tuple[Path, Path], tmp_path: Path) -> None:
+    spot, trace = inputs
+    runs = tmp_path / "runs.csv"
+    runs.write_text("old\n")
+    runs.chmod(0o640)
+    assert run("evaluate", spot, trace, "--runs", runs).exit_code == 0
+    assert stat.S_IMODE(runs.stat().st_mode) == 0o640
+    assert runs.read_text().startswith("contract,run_id")
+
+
+def test_a_device_is_written_directly_and_its_error_reported(
+    inputs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    spot, trace = inputs
+    full = tmp_path / "full.csv"
+    full.symlink_to("/dev/full")
+    result = run("evaluate", spot, trace, "--ledger", full)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert f"error[E501]: cannot write `{full}`: no space left on device" in result.stderr
+
+
+def test_a_fifo_is_written_directly(inputs: tuple[Path, Path], tmp_path: Path) -> None:
+    spot, trace = inputs
+    fifo = tmp_path / "runs.csv"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    result = run("evaluate", spot, trace, "--runs", fifo)
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.output
+    assert got
+    assert got[0].startswith(b"contract,run_id")
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_csv_cannot_hold_a_nested_column(tmp_path: Path) -> None:
+    t0 = datetime(2025, 1, 1, tzinfo=UTC)
+    trace = tmp_path / "t.parquet"
+    frame(
+        [
+            {**started("r1", "a1", 0, 8), "ts": t0, "meta": {"team": "llm"}},
+            {**released("r1", "a1", 0), "ts": t0 + timedelta(hours=1), "meta": {"team": "llm"}},
+        ]
+    ).write_parquet(trace)
+    out = tmp_path / "facts.csv"
+    result = run("trace", "facts", trace, "--out", out)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "CSV cannot hold column `trace.meta`, which holds records or lists" in result.stderr
+    assert not out.exists()
+
+
+def test_write_file_replaces_atomically(tmp_path: Path) -> None:
+    target = tmp_path / "a.csv"
+    target.write_text("old")
+    files.write_file(target, lambda p: p.write_text("new"))
+    assert target.read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.csv"]
+
+
+# --------------------------------------------------------------------------- standard output
+
+
+def test_a_full_standard_output_is_e501(inputs: tuple[Path, Path]) -> None:
+    spot, trace = inputs
+    with open("/dev/full", "wb") as full:
+        proc = cli("evaluate", spot, trace, "--format", "json", stdout=full.fileno())
+    assert proc.returncode == 2
+    assert b"error[E501]: cannot write standard output: no space left on device" in proc.stderr
+    assert b"Traceback" not in proc.stderr
+
+
+def test_a_closed_standard_output_is_e501(inputs: tuple[Path, Path]) -> None:
+    spot, trace = inputs
+    proc = subprocess.run(
+        f'"{sys.executable}" -m contractlang evaluate "{spot}" "{trace}" >&-',
+        shell=True,
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert b"error[E501]: cannot write standard output: it is closed" in proc.stderr
+    assert proc.stderr.count(b"E501") == 1
+    assert b"Traceback" not in proc.stderr
+
+
+def test_a_pipe_closed_by_its_reader_ends_quietly(tmp_path: Path) -> None:
+    big = tmp_path / "big.ndjson"
+    assert run("trace", "generate", "--runs", "300", "--out", big).exit_code == 0
+    proc = subprocess.run(
+        f'"{sys.executable}" -m contractlang trace validate "{big}" --format json | head -c 20',
+        shell=True,
+        capture_output=True,
+        check=False,
+        executable="/bin/bash",
+    )
+    assert proc.returncode == 0
+    assert proc.stderr == b""
+
+
+# --------------------------------------------------------------------------- fmt
+
+
+def test_fmt_writes_through_a_symlink_and_keeps_the_mode(tmp_path: Path) -> None:
+    real = tmp_path / "real.spot"
+    real.write_text(UNFORMATTED)
+    real.chmod(0o640)
+    link = tmp_path / "link.spot"
+    link.symlink_to(real)
+    result = run("fmt", link)
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink()
+    assert real.read_text() == 'contract "c" {\n  currency USD\n  rate 2 USD per gpu_hour\n}\n'
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+
+
+def test_fmt_refuses_a_read_only_file(tmp_path: Path) -> None:
+    path = tmp_path / "ro.spot"
+    path.write_text(UNFORMATTED)
+    path.chmod(0o444)
+    result = run("fmt", path)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert f"error[E501]: cannot write `{path}`: the file is read-only" in result.stderr
+    assert path.read_text() == UNFORMATTED
+
+
+def test_check_takes_directories_and_standard_input(tmp_path: Path) -> None:
+    (tmp_path / "a.spot").write_text(CONTRACT)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.spot").write_text(CONTRACT.replace('"c"', '"d"'))
+    result = run("check", tmp_path)
+    assert result.exit_code == 0
+    assert "checked 2 files: no problems" in result.stderr
+    piped = run("check", "-", input=CONTRACT)
+    assert piped.exit_code == 0
+    assert "checked 1 file: no problems" in piped.stderr

@@ -1,0 +1,234 @@
+"""Numbers are never silently wrong: no product or sum of trace values wraps (beyond the range
+kept exactly it is an error naming the row), impossible values are rejected and implausible
+ones warned about, and every figure prints as plain digits (docs/trace.md, "Limits")."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.cli import run
+from support.events import frame, released, started
+from support.scenario import evaluate_text
+
+from contractlang.errors import ContractlangError
+from contractlang.evaluate.results import DisplayUnit
+from contractlang.lang.numbers import MICROS_PER_HOUR, plain, scaled
+from contractlang.render.json_report import render_json
+from contractlang.render.numbers import measure, minor_to_str, money
+from contractlang.trace import derive_facts, load_trace
+from contractlang.trace.limits import MAX_GPU_US, MAX_GPUS, MAX_TS, MIN_TS
+
+CONTRACT = 'contract "c" {\n  currency USD\n  rate 2.10 USD per gpu_hour\n}\n'
+
+
+def codes(exc: pytest.ExceptionInfo[ContractlangError]) -> list[tuple[str, int]]:
+    return [(d.code, d.span.line) for d in exc.value.diagnostics]
+
+
+def allocation(
+    run: str, alloc: str, start: datetime, end: datetime, gpus: int
+) -> list[dict[str, Any]]:
+    return [
+        {**started(run, alloc, 0, gpus), "ts": start},
+        {**released(run, alloc, 0), "ts": end},
+    ]
+
+
+# --------------------------------------------------------------------------- wrapping
+
+
+def test_a_64_gpu_allocation_from_year_1_to_9999_is_rejected_not_wrapped() -> None:
+    rows = allocation(
+        "r1", "a1", datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC), 64
+    )
+    with pytest.raises(ContractlangError) as exc:
+        load_trace(frame(rows))
+    # row 1: the allocation's GPU-time (64 × 9,998 years > 2^63 GPU-µs) and its timestamp;
+    # row 2: its end's timestamp
+    assert codes(exc) == [("T020", 1), ("T020", 1), ("T020", 2), ("W104", 1)]
+    message = exc.value.diagnostics[0].message
+    # 64 × (9999-01-01 − 0001-01-01): 3,651,694 days × 24 h = 87,640,656 hours; × 64 GPUs
+    assert "64 GPUs for 87,640,656 hours, 5,609,001,984 GPU-hours" in message
+
+
+def test_validate_says_invalid_on_the_command_line(tmp_path: Path) -> None:
+    path = tmp_path / "wide.parquet"
+    frame(
+        allocation("r1", "a1", datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC), 64)
+    ).write_parquet(path)
+    result = run("trace", "validate", path)
+    assert result.exit_code == 2
+    assert "error[T020]" in result.stderr
+    assert "valid" not in result.stdout
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=1, max_value=2 * MAX_GPUS),
+            st.datetimes(min_value=datetime(1850, 1, 1), max_value=datetime(2250, 1, 1)),
+            st.integers(min_value=0, max_value=400 * 365 * 86_400 * 10**6),
+            st.sampled_from(["r1", "r2"]),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_gpu_time_is_exact_or_an_error(allocs: list[tuple[int, datetime, int, str]]) -> None:
+    """Whatever the GPUs and times, the facts hold the exact GPU-time, computed here with
+    Python integers — or the trace is rejected with T020. Never a wrapped figure."""
+    rows: list[dict[str, Any]] = []
+    exact: dict[str, int] = {}
+    out_of_range = False
+    for k, (gpus, start, length, run_id) in enumerate(allocs):
+        t0 = start.replace(tzinfo=UTC)
+        t1 = t0 + timedelta(microseconds=length)
+        rows += allocation(run_id, f"a{k}", t0, t1, gpus)
+        exact[run_id] = exact.get(run_id, 0) + gpus * length
+        out_of_range |= not (MIN_TS <= t0 < MAX_TS and MIN_TS <= t1 < MAX_TS)
+        out_of_range |= gpus > MAX_GPUS or gpus * length > MAX_GPU_US
+    out_of_range |= any(v > MAX_GPU_US for v in exact.values())
+    if out_of_range:
+        with pytest.raises(ContractlangError) as exc:
+            load_trace(frame(rows))
+        assert {d.code for d in exc.value.diagnostics if d.is_error} == {"T020"}
+        return
+    trace = load_trace(frame(rows))
+    _, runs = derive_facts(trace).collect()
+    got = {r["run_id"]: r["metered_gpu_time"] for r in runs.iter_rows(named=True)}
+    assert {k: v // timedelta(microseconds=1) for k, v in got.items()} == exact
+
+
+def test_totals_beyond_64_bits_stay_exact() -> None:
+    # two runs of 10,000,000 GPUs for 900,000,000,000 µs (250 h) each: 9 × 10^18 GPU-µs a run,
+    # inside 2^63 − 1 ≈ 9.22 × 10^18; together 1.8 × 10^19, which a 64-bit total would wrap
+    length = 900_000_000_000
+    t0 = datetime(2025, 1, 1, tzinfo=UTC)
+    rows = allocation("r1", "a1", t0, t0 + timedelta(microseconds=length), MAX_GPUS)
+    rows += allocation("r2", "a2", t0, t0 + timedelta(microseconds=length), MAX_GPUS)
+    spot = 'contract "c" {\n  currency USD\n  rate 0.0001 USD per gpu_hour\n}\n'
+    result = evaluate_text(spot, frame(rows))
+    total = 2 * MAX_GPUS * length
+    assert total > 2**63 - 1
+    assert result.contracts[0].totals.metered_gpu_us == total
+    doc = json.loads(render_json(result))
+    # 1.8 × 10^19 GPU-µs ÷ 3.6 × 10^9 = 5,000,000,000 GPU-hours exactly
+    assert Fraction(total, MICROS_PER_HOUR) == 5_000_000_000
+    assert doc["contracts"][0]["totals"]["metered_gpu_hours"] == "5000000000.000000"
+    # 0.0001 USD × 5 × 10^9 GPU-hours = 500,000.00 USD
+    assert doc["contracts"][0]["totals"]["gross"] == "500000.00"
+
+
+def test_a_huge_billing_minimum_is_a_clean_error_naming_the_allocation() -> None:
+    spot = (
+        'contract "c" {\n  currency USD\n  rate 0.01 USD per gpu_hour\n'
+        "  billing minimum 100000 days\n}\n"
+    )
+    t0 = datetime(2025, 1, 1, tzinfo=UTC)
+    rows = allocation("r1", "a1", t0, t0 + timedelta(seconds=1), MAX_GPUS)
+    # 10^7 GPUs × 100,000 days × 86,400 s × 10^6 µs = 8.64 × 10^22 GPU-µs: beyond 64 bits,
+    # and 0.01 × that beyond 38 decimal digits
+    with pytest.raises(ContractlangError) as exc:
+        evaluate_text(spot, frame(rows))
+    (diag,) = exc.value.diagnostics
+    assert diag.code == "E405"
+    assert "allocation `a1` of run `r1`" in diag.message or "run `r1`" in diag.message
+
+
+# --------------------------------------------------------------------------- impossible values
+
+
+def test_negative_prices_and_steps_are_errors_with_their_rows() -> None:
+    t0 = datetime(2025, 1, 1, tzinfo=UTC)
+    rows = [
+        {**started("r1", "a1", 0, 8, price="-2.10"), "ts": t0},
+        {**released("r1", "a1", 0, step=-5), "ts": t0 + timedelta(hours=1)},
+        {**started("r2", "a2", 0, 8, price="2.10"), "ts": t0},
+        {**released("r2", "a2", 0, step=5), "ts": t0 + timedelta(hours=1)},
+    ]
+    with pytest.raises(ContractlangError) as exc:
+        load_trace(frame(rows))
+    assert codes(exc) == [("T021", 1), ("T021", 2)]
+    assert exc.value.diagnostics[0].message == (
+        "`price` value `-2.1` is negative; a price per GPU-hour cannot be"
+    )
+
+
+@pytest.mark.parametrize(
+    ("gpus", "hours", "price", "warning"),
+    [
+        (250_000, 1, "2.10", "W103"),  # more than 100,000 GPUs
+        (8, 24 * 400, "2.10", "W104"),  # 400 days
+        (8, 1, "2100", "W105"),  # over 1,000 per GPU-hour
+    ],
+)
+def test_implausible_values_are_warnings_with_their_rows(
+    gpus: int, hours: int, price: str, warning: str
+) -> None:
+    t0 = datetime(2025, 1, 1, tzinfo=UTC)
+    rows = [
+        {**released("r0", "a0", 0), "ts": t0 + timedelta(hours=1)},
+        {**started("r0", "a0", 0, 8), "ts": t0},
+        {**started("r1", "a1", 0, gpus, price=price), "ts": t0},
+        {**released("r1", "a1", 0), "ts": t0 + timedelta(hours=hours)},
+    ]
+    trace = load_trace(frame(rows))
+    assert [(w.code, w.span.line) for w in trace.warnings] == [(warning, 3)]
+
+
+def test_the_limits_are_the_documented_ones() -> None:
+    assert MAX_GPU_US == 2**63 - 1
+    assert MAX_GPU_US // MICROS_PER_HOUR == 2_562_047_788  # GPU-hours, as docs/trace.md says
+    assert (MIN_TS.year, MAX_TS.year) == (1900, 2200)
+
+
+# --------------------------------------------------------------------------- plain digits
+
+PLAIN = re.compile(r"^[+-]?\d{1,3}(,\d{3})*(\.\d+)?$|^[+-]?\d+(\.\d+)?$")
+
+
+@given(st.integers(min_value=-(10**20), max_value=10**20), st.integers(min_value=0, max_value=10))
+def test_money_is_plain_digits_at_every_precision(minor: int, precision: int) -> None:
+    for text in (minor_to_str(minor, precision), money(minor, precision, sign=True)):
+        assert PLAIN.match(text), text
+        assert "E" not in text
+    assert Decimal(minor_to_str(minor, precision)) == Decimal(minor) / 10**precision
+    if precision:
+        assert len(minor_to_str(minor, precision).split(".")[1]) == precision
+
+
+def test_measures_and_decimals_never_use_exponents() -> None:
+    assert plain(scaled(0, 8)) == "0.00000000"
+    assert plain(Decimal("4E-10")) == "0.0000000004"
+    assert plain(Decimal("1E+3"), grouped=True) == "1,000"
+    money_unit = DisplayUnit("USD", Fraction(1), "money")
+    assert measure(Fraction(0), money_unit, 8) == "0.00000000"
+    assert measure(Fraction(4, 10**10), money_unit, 10) == "0.0000000004"
+
+
+@pytest.mark.parametrize("precision", [0, 2, 8, 10])
+def test_evaluate_prints_plain_digits_at_any_precision(tmp_path: Path, precision: int) -> None:
+    spot = tmp_path / "c.spot"
+    spot.write_text(
+        f'contract "c" {{\n  currency USD\n  precision {precision}\n'
+        "  rate 0.000000001 USD per gpu_hour\n"
+        '  credit "none" 0 USD when end_reason == reclaimed\n}\n'
+        'budget "b" {\n  require p95(cost_per_accepted_run) <= 0 USD\n}\n'
+    )
+    t0 = datetime(2025, 1, 1, tzinfo=UTC)
+    trace = tmp_path / "t.parquet"
+    frame(allocation("r1", "a1", t0, t0 + timedelta(seconds=1), 1)).write_parquet(trace)
+    for fmt in ("json", "text"):
+        result = run("evaluate", spot, trace, "--format", fmt)
+        assert result.exit_code in (0, 1), result.output
+        assert not re.search(r"\d[eE][+-]?\d", result.stdout), result.stdout
