@@ -4,10 +4,10 @@ Codes are stable: a code, once published, keeps its meaning. `docs/language.md` 
 `docs/trace.md` list each with an example; a test checks that every code here is documented.
 
 - E0xx syntax and input, E1xx names, E2xx types and units, E3xx contract structure,
-  E4xx evaluation, E5xx command line and output files, T0xx trace validation, I0xx import
-  (I00x a file that cannot be imported, I01x–I02x why a row was rejected, I03x–I04x notes on
-  rows imported with a caveat; ``docs/import.md``), R0xx reconciliation (``docs/reconcile.md``);
-  W-codes are warnings.
+  E4xx evaluation, E5xx command line and output files, E6xx workload and availability files
+  (`simulate`), T0xx trace validation, I0xx import (I00x a file that cannot be imported,
+  I01x–I02x why a row was rejected, I03x–I04x notes on rows imported with a caveat;
+  ``docs/import.md``), R0xx reconciliation (``docs/reconcile.md``); W-codes are warnings.
 """
 
 from __future__ import annotations
@@ -66,6 +66,17 @@ CODES: dict[str, str] = {
     # command line and files
     "E501": "cannot write file",
     "E502": "invalid command-line input",
+    # workload and availability files (simulate)
+    "E601": "workload is not valid TOML",
+    "E602": "unknown key in the workload",
+    "E603": "missing key in the workload",
+    "E604": "wrong type in the workload",
+    "E605": "invalid value in the workload",
+    "E606": "invalid replacement distribution",
+    "E607": "cannot read a workload or availability file",
+    "E608": "malformed availability trace",
+    "E609": "invalid value in an availability trace",
+    "E610": "availability trace never has the capacity the job needs",
     # trace validation
     "T001": "missing required column",
     "T002": "column has the wrong type",
@@ -136,4 +147,6 @@ CODES: dict[str, str] = {
     "W105": "unusually high price",
     "W106": "events moved to their allocation's edge by the clock skew",
     "W401": "credit computed a negative amount",
+    "W601": "a verdict flips inside its 95% interval: needs more runs",
+    "W602": "simulated runs gave up",
 }

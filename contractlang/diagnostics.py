@@ -104,7 +104,7 @@ class Diagnostic:
             where = f"{self.file}: row {self.span.line}:"
         else:
             where = f"{self.file}:{self.span.line}:{self.span.col}:"
-        return f"{where} {self.severity}[{self.code}]: {self.message}"
+        return f"{where} {self.severity}[{self.code}]: {printable(self.message)}"
 
     def render(self, source: Source | None = None) -> str:
         """Render as text: headline, source line with carets, related notes, help."""
@@ -113,11 +113,11 @@ class Diagnostic:
             out.extend(_excerpt(source, self.span))
         for rel in self.related:
             where = f"{self.file}:{rel.span.line}:{rel.span.col}"
-            out.append(f"note: {rel.message} ({where})")
+            out.append(f"note: {printable(rel.message)} ({where})")
             if source is not None and rel.span.line > 0 and rel.span.col > 0:
                 out.extend(_excerpt(source, rel.span))
         if self.help:
-            out.append(f"help: {self.help}")
+            out.append(f"help: {printable(self.help)}")
         return "\n".join(out)
 
     def to_json(self) -> dict[str, Any]:
@@ -158,11 +158,16 @@ def _excerpt(source: Source, span: Span) -> list[str]:
         width = max(1, min(width, EXCERPT_WIDTH - (start - (1 if first else 0))))
         text = shown
     caret = " " * (len(gutter) - 2) + "| " + " " * start + "^" * width
-    return [gutter + _printable(text), caret]
+    return [gutter + printable(text), caret]
 
 
-def _printable(text: str) -> str:
-    """Control characters (an escape sequence in a trace value, say) shown, not obeyed."""
+def printable(text: str) -> str:
+    """``text`` with its control characters (an escape sequence in a trace value, say) shown
+    as ``\\x1b``, not obeyed by the terminal.
+
+    >>> print(printable("run-\x1b[31m1"))
+    run-\\x1b[31m1
+    """
     return "".join(c if c.isprintable() or c == "\t" else f"\\x{ord(c):02x}" for c in text)
 
 

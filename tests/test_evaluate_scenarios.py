@@ -657,7 +657,7 @@ contract "late" {
     # explain says so instead of showing a zero credit
     assert (
         '  credit "restart delay" (line 4) because replacement_wait > 15 minutes: '
-        "2.10 USD per gpu_hour * gpus * (replacement_wait - 1 hour) = -5.600000, "
+        "2.10 USD per gpu_hour * gpus * (replacement_wait - 1 hour) = -5.600000 USD, "
         "below zero: counted as 0"
     ) in explain_run(c, "r1").splitlines()
 

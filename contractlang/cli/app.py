@@ -4,10 +4,31 @@ from __future__ import annotations
 
 import importlib
 import keyword
+from typing import Any
 
 import typer
+from typer.core import TyperArgument
 
 from contractlang.version import __version__
+
+
+def _no_python_types(self: TyperArgument, ctx: Any) -> str | None:
+    """typer writes an argument's Python type beside its metavar in help (``FILE...
+    <list[Path]>``); every argument here has a metavar that says what it takes."""
+    return None if self.metavar else TyperArgument.display_type(self, ctx)
+
+
+def _usage_name(self: TyperArgument) -> str:
+    """The usage line in the usual form (``FILE...``, ``[FILE...]``), not typer's
+    ``{FILE...}...``: every argument here with a metavar says its own repetition."""
+    if not self.metavar:
+        return _typer_usage_name(self)
+    return self.metavar if self.required else f"[{self.metavar}]"
+
+
+_typer_usage_name = TyperArgument._usage_display_name
+TyperArgument.display_type_rich = _no_python_types  # type: ignore[method-assign,assignment]
+TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
 
 app = typer.Typer(
     name="contractlang",
@@ -38,7 +59,16 @@ def _root(
 
 #: Command modules; each defines ``register(app)``. A command named by a Python keyword lives in
 #: a module with a trailing underscore (`import` in ``import_.py``).
-COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "import", "reconcile", "trace"]
+COMMANDS: list[str] = [
+    "check",
+    "evaluate",
+    "explain",
+    "fmt",
+    "import",
+    "reconcile",
+    "simulate",
+    "trace",
+]
 
 for _name in COMMANDS:
     _module = _name + "_" if keyword.iskeyword(_name) else _name

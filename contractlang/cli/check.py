@@ -35,7 +35,7 @@ def check_command(
     ],
     fmt: Annotated[
         OutputFormat,
-        typer.Option("--format", help="How to print diagnostics: text or json."),
+        typer.Option("--format", metavar="text|json", help="How to print diagnostics."),
     ] = OutputFormat.text,
 ) -> None:
     """Check `.spot` files: syntax, names, units, types, stages and lints.

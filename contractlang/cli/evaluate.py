@@ -44,21 +44,26 @@ def register(app: typer.Typer) -> None:
         paths: Annotated[
             list[Path],
             typer.Argument(
+                metavar="FILE...",
                 help="Terms files (.spot) and the trace (.parquet, .csv, .ndjson; several files "
-                "are read as one trace)."
+                "are read as one trace).",
             ),
         ],
         fmt: Annotated[
-            OutputFormat, typer.Option("--format", help="text for people, json for tools")
+            OutputFormat,
+            typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
         ] = OutputFormat.text,
         ledger: Annotated[
-            Path | None, typer.Option(help="Write the line items (.parquet or .csv).")
+            Path | None,
+            typer.Option(metavar="PATH", help="Write the line items (.parquet or .csv)."),
         ] = None,
         runs: Annotated[
-            Path | None, typer.Option(help="Write the per-run table (.parquet or .csv).")
+            Path | None,
+            typer.Option(metavar="PATH", help="Write the per-run table (.parquet or .csv)."),
         ] = None,
         contract: Annotated[
-            list[str] | None, typer.Option(help="Evaluate only this contract (repeatable).")
+            list[str] | None,
+            typer.Option(metavar="NAME", help="Evaluate only this contract (repeatable)."),
         ] = None,
         open_at: OpenAt = None,
         clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from contractlang.cli.common import exit_with, guarded, out
+from contractlang.cli.common import OutputFormat, exit_with, guarded, out, write_stdout
 from contractlang.cli.files import Outputs
 from contractlang.cli.inputs import (
     progress_status,
@@ -18,25 +18,33 @@ from contractlang.cli.reading import DEFAULT_CLOCK_SKEW, ClockSkew, OpenAt, read
 from contractlang.errors import ExitCode
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.render.explain import ExplainError, explain_runs
+from contractlang.render.explain_json import render_explain_json
 
 
 def register(app: typer.Typer) -> None:
     @app.command("explain")
-    @guarded(fmt_param=None)
+    @guarded()
     def explain_cmd(
         paths: Annotated[
             list[Path],
-            typer.Argument(help="Terms files (.spot) and the trace (one file or several)."),
+            typer.Argument(
+                metavar="FILE...", help="Terms files (.spot) and the trace (one file or several)."
+            ),
         ],
-        run: Annotated[str, typer.Option("--run", help="The run to explain.")],
+        run: Annotated[str, typer.Option("--run", metavar="RUN", help="The run to explain.")],
         alloc: Annotated[
-            str | None, typer.Option("--alloc", help="Only this allocation of the run.")
+            str | None,
+            typer.Option("--alloc", metavar="ALLOC", help="Only this allocation of the run."),
         ] = None,
         contract: Annotated[
-            list[str] | None, typer.Option(help="Only this contract (repeatable).")
+            list[str] | None, typer.Option(metavar="NAME", help="Only this contract (repeatable).")
         ] = None,
         open_at: OpenAt = None,
         clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
+        fmt: Annotated[
+            OutputFormat,
+            typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
+        ] = OutputFormat.text,
     ) -> None:
         """Every line of one run's bill, with the facts and the term behind it.
 
@@ -50,8 +58,10 @@ def register(app: typer.Typer) -> None:
                 terms, traces, progress=step, contracts=contract, **options.load_options()
             )
         try:
-            text = explain_runs(result, run, alloc)
+            if fmt is OutputFormat.json:
+                write_stdout(render_explain_json(result, run, alloc))
+            else:
+                out.print(explain_runs(result, run, alloc), markup=False, end="")
         except ExplainError as exc:
             raise usage_error(exc.message, help=exc.help) from None
-        out.print(text, markup=False, end="")
         exit_with(ExitCode.OK)

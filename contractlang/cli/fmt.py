@@ -66,7 +66,11 @@ def fmt_command(
         typer.Option("--check", help="Change nothing; exit 1 if a file is not formatted."),
     ] = False,
 ) -> None:
-    """Format `.spot` files in the canonical layout, keeping comments and meaning."""
+    """Format `.spot` files in the canonical layout, keeping comments and meaning.
+
+    Exit codes: 0 every file formatted (or now rewritten), 1 with --check a file is not
+    formatted, 2 a file cannot be read or does not parse, 3 the formatter refused (a bug).
+    """
     if STDIN in files and len(files) > 1:
         raise usage_error("`-` (standard input) cannot be combined with other files")
     outcomes = [_format_one(path, check=check) for path in spot_paths(files)]

@@ -29,11 +29,14 @@ from contractlang.importers.result import ImportResult, rejects_frame
 from contractlang.render.import_report import render_import
 from contractlang.trace.schema import CAPACITIES
 
-FileArg = Annotated[Path, typer.Argument(help="The file to import.", show_default=False)]
+FileArg = Annotated[
+    Path, typer.Argument(metavar="FILE", help="The file to import.", show_default=False)
+]
 OutOpt = Annotated[
     Path | None,
     typer.Option(
         "--out",
+        metavar="PATH",
         help="Where to write the trace (.parquet, .csv or .ndjson); by default the input's "
         "name with .parquet, which must not exist yet.",
         show_default=False,
@@ -41,16 +44,26 @@ OutOpt = Annotated[
 ]
 RejectsOpt = Annotated[
     Path | None,
-    typer.Option("--rejects", help="Write the rows that could not be mapped (.csv or .parquet)."),
+    typer.Option(
+        "--rejects",
+        metavar="PATH",
+        help="Write the rows that could not be mapped (.csv or .parquet).",
+    ),
 ]
 TzOpt = Annotated[
     str,
-    typer.Option("--tz", help="The time zone of the file's times (IANA name, e.g. Europe/Berlin)."),
+    typer.Option(
+        "--tz",
+        metavar="ZONE",
+        help="The time zone of the file's times (IANA name, e.g. Europe/Berlin).",
+    ),
 ]
 CapacityOpt = Annotated[
     str | None,
     typer.Option(
-        "--capacity", help="Write this capacity on every allocation: " + ", ".join(CAPACITIES)
+        "--capacity",
+        metavar="|".join(CAPACITIES),
+        help="Write this capacity on every allocation.",
     ),
 ]
 
@@ -77,6 +90,7 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 "--open-at",
+                metavar="TIME",
                 help="Keep jobs still running as open allocations, closed at this ISO 8601 time "
                 "when the trace is read (without it they are rejected).",
             ),
@@ -99,6 +113,7 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--run-from",
+                metavar="tag:KEY|resource",
                 help="Where each line's run is: `tag:KEY` (a key of Tags) or `resource` "
                 "(ResourceId).",
             ),

@@ -64,23 +64,33 @@ def register(app: typer.Typer) -> None:
         paths: Annotated[
             list[Path],
             typer.Argument(
+                metavar="FILE...",
                 help="Terms files (.spot) and the trace with the invoice lines (several files "
-                "are read as one trace: the scheduler's export and the invoice's, say)."
+                "are read as one trace: the scheduler's export and the invoice's, say).",
             ),
         ],
         tolerance: Annotated[
             str,
-            typer.Option(help="Differences up to this amount match (e.g. 0.05, or '0.05 USD')."),
+            typer.Option(
+                metavar="MONEY",
+                help="Differences up to this amount match (e.g. 0.05, or '0.05 USD').",
+            ),
         ] = "0.00",
         fmt: Annotated[
-            OutputFormat, typer.Option("--format", help="text for people, json for tools")
+            OutputFormat,
+            typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
         ] = OutputFormat.text,
         out_path: Annotated[
             Path | None,
-            typer.Option("--out", help="Write every comparison, for a dispute (.csv or .parquet)."),
+            typer.Option(
+                "--out",
+                metavar="PATH",
+                help="Write every comparison, for a dispute (.csv or .parquet).",
+            ),
         ] = None,
         contract: Annotated[
-            list[str] | None, typer.Option(help="Reconcile only this contract (repeatable).")
+            list[str] | None,
+            typer.Option(metavar="NAME", help="Reconcile only this contract (repeatable)."),
         ] = None,
         open_at: OpenAt = None,
         clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,

@@ -53,9 +53,12 @@ TraceArg = Annotated[
         metavar="TRACE...",
     ),
 ]
-Format = Annotated[OutputFormat, typer.Option("--format", help="text for people, json for tools")]
+Format = Annotated[
+    OutputFormat,
+    typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
+]
 MaxProblems = Annotated[
-    int, typer.Option("--max-problems", min=1, help="Show at most this many problems.")
+    int, typer.Option("--max-problems", min=1, metavar="N", help="Show at most this many problems.")
 ]
 
 
@@ -106,11 +109,15 @@ def register(app: typer.Typer) -> None:
         *,
         out_path: Annotated[
             Path | None,
-            typer.Option("--out", help="Write the per-allocation facts (.parquet or .csv)."),
+            typer.Option(
+                "--out", metavar="PATH", help="Write the per-allocation facts (.parquet or .csv)."
+            ),
         ] = None,
         runs_out: Annotated[
             Path | None,
-            typer.Option("--runs-out", help="Write the per-run facts (.parquet or .csv)."),
+            typer.Option(
+                "--runs-out", metavar="PATH", help="Write the per-run facts (.parquet or .csv)."
+            ),
         ] = None,
         open_at: OpenAt = None,
         clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
@@ -146,15 +153,19 @@ def register(app: typer.Typer) -> None:
     @trace_app.command("generate")
     @guarded(fmt_param=None)
     def generate_cmd(
-        runs: Annotated[int, typer.Option("--runs", min=0, help="How many runs.")],
-        seed: Annotated[int, typer.Option("--seed", min=0, help="Random seed.")] = 0,
+        runs: Annotated[int, typer.Option("--runs", min=0, metavar="N", help="How many runs.")],
+        seed: Annotated[int, typer.Option("--seed", min=0, metavar="N", help="Random seed.")] = 0,
         out_path: Annotated[
             Path,
-            typer.Option("--out", help="Where to write it (.parquet, .csv or .ndjson)."),
+            typer.Option(
+                "--out", metavar="PATH", help="Where to write it (.parquet, .csv or .ndjson)."
+            ),
         ] = Path("trace.parquet"),
         start: Annotated[
             str | None,
-            typer.Option("--start", help="Earliest request, ISO 8601 with an offset."),
+            typer.Option(
+                "--start", metavar="TIME", help="Earliest request, ISO 8601 with an offset."
+            ),
         ] = None,
     ) -> None:
         """Generate a realistic trace: the same runs and seed give the same bytes.
@@ -181,7 +192,9 @@ def register(app: typer.Typer) -> None:
         traces: TraceArg,
         out_path: Annotated[
             Path,
-            typer.Option("--out", help="Where to write it (.parquet, .csv or .ndjson)."),
+            typer.Option(
+                "--out", metavar="PATH", help="Where to write it (.parquet, .csv or .ndjson)."
+            ),
         ],
         open_at: OpenAt = None,
         clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,

@@ -11,7 +11,7 @@ from typing import Any
 
 import polars as pl
 
-from contractlang.diagnostics import did_you_mean
+from contractlang.diagnostics import did_you_mean, printable
 from contractlang.evaluate.caps import RUN_GROSS_RULE
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.evaluate.settings import round_up
@@ -54,11 +54,12 @@ def explain_runs(result: Evaluation, run_id: str, alloc_id: str | None = None) -
     return "\n".join(explain_run(c, run_id, alloc_id) for c in result.contracts)
 
 
-def explain_run(r: ContractResult, run_id: str, alloc_id: str | None = None) -> str:
-    """The bill of one run (or one of its allocations) under one contract, as text.
-
-    Raises :class:`ExplainError` when the trace has no such run, or the run no such
-    allocation, with a suggestion of what it has."""
+def select(
+    r: ContractResult, run_id: str, alloc_id: str | None = None
+) -> tuple[dict[str, Any], pl.DataFrame]:
+    """One run's row of the per-run figures and its allocations (or the one asked for), in
+    attempt order. Raises :class:`ExplainError` when the trace has no such run, or the run no
+    such allocation, with a suggestion of what it has."""
     allocs = r.allocations.filter(pl.col("run_id") == run_id).sort("attempt", "alloc_id")
     runs = r.runs.filter(pl.col("run_id") == run_id)
     if runs.height == 0:
@@ -76,7 +77,13 @@ def explain_run(r: ContractResult, run_id: str, alloc_id: str | None = None) -> 
                 f"run `{run_id}` has no allocation `{alloc_id}`",
                 help="its allocations: " + ", ".join(f"`{a}`" for a in names),
             )
-    run = runs.row(0, named=True)
+    return runs.row(0, named=True), allocs
+
+
+def explain_run(r: ContractResult, run_id: str, alloc_id: str | None = None) -> str:
+    """The bill of one run (or one of its allocations) under one contract, as text
+    (:func:`select` says which run)."""
+    run, allocs = select(r, run_id, alloc_id)
     s = r.settings
     cur = s.currency
 
@@ -99,7 +106,9 @@ def explain_run(r: ContractResult, run_id: str, alloc_id: str | None = None) -> 
     if alloc_id is None:
         out.append("")
         out.extend(_run_totals(r, run, m))
-    return "\n".join(out) + "\n"
+    # Each line is escaped on its own: a control character or line break inside a trace
+    # value (a run ID, say) is shown, not obeyed, and cannot forge a line of the bill.
+    return "\n".join(printable(line) for line in out) + "\n"
 
 
 def _allocation(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
@@ -139,7 +148,7 @@ def _allocation(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
         steps = a["replayed_steps"]
         lines.append(
             f"  {where}; replayed {duration_human(_us(a['replayed_time']))}"
-            + (f", {steps} steps" if steps is not None else "")
+            + (f", {steps:,} steps" if steps is not None else "")
             + " of work lost"
         )
     plan = r.plan
@@ -184,13 +193,22 @@ def _allocation(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
         exact = Fraction(Decimal(a["charge"]))
         lines.append(
             f"  charge by `{t.label}` (line {t.line}): "
-            f"{plain(round_fraction(price, 6).normalize())} {s.currency} per GPU-hour"
-            f" × {a['gpus']} GPUs × "
+            f"{_price(price, s.precision)} {s.currency} per GPU-hour"
+            f" × {a['gpus']:,} GPUs × "
             f"{duration_human(a['billable_us'])} = {plain(round_fraction(exact, 6))} → "
             f"{m(a['charge_minor'])}"
         )
     lines.extend(_credits(r, a, m))
     return lines
+
+
+def _price(price: Fraction, precision: int) -> str:
+    """A price per GPU-hour with the places it has (up to 6) and at least the currency's:
+    ``2.10``, ``4.25``, ``2.125``."""
+    shown = round_fraction(price, 6).normalize()
+    exponent = shown.as_tuple().exponent
+    places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+    return plain(round_fraction(price, max(places, precision)))
 
 
 def _credits(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
@@ -202,10 +220,13 @@ def _credits(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
         cond = _src(getattr(t.clause, "when", None), r.source_text)
         amount = _src(getattr(t.clause, "amount", None), r.source_text)
         exact = Fraction(Decimal(raw))
-        result = ", below zero: counted as 0" if exact < 0 else f" → {m(-(a[t.column] or 0))}"
+        if exact < 0:
+            result = ", below zero: counted as 0"
+        else:
+            result = f", a credit line of {m(-(a[t.column] or 0))}"
         lines.append(
             f'  credit "{t.label}" (line {t.line}) because {cond}: {amount} = '
-            f"{plain(round_fraction(exact, 6))}{result}"
+            f"{plain(round_fraction(exact, 6))} {r.settings.currency}{result}"
         )
     for t in r.plan.caps:
         cut = a[t.column]

@@ -1,0 +1,132 @@
+"""What :func:`contractlang.simulate.simulate` returns: per contract its evaluation on its
+simulated trace and the Monte Carlo error of its figures; per simulation the workload, the
+traces and every contract. Renderers read these.
+
+Figures are exact ``Fraction`` s in base units (money in currency units), as budget measures
+are; an :class:`Interval` is a bootstrap 95 % interval around one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+import polars as pl
+
+from contractlang.availability import Availability
+from contractlang.diagnostics import Diagnostic, Source, Span
+from contractlang.evaluate.results import ContractResult, Evaluation, RequirementResult
+from contractlang.lang import ast
+from contractlang.lang.vocabulary import COMPARE
+from contractlang.simulate.provider import Promises
+from contractlang.simulate.workload import Workload
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A figure and its 95 % interval (``low``/``high`` None when it cannot be bounded)."""
+
+    value: Fraction | None
+    low: Fraction | None
+    high: Fraction | None
+
+    @property
+    def half_width(self) -> Fraction | None:
+        """Half the interval's width: the ``±`` shown beside the value."""
+        if self.low is None or self.high is None:
+            return None
+        return (self.high - self.low) / 2
+
+
+@dataclass(frozen=True)
+class RequirementInterval:
+    """One budget requirement's measured value with its interval."""
+
+    budget: str
+    requirement: RequirementResult
+    interval: Interval
+    span: Span | None = None  # where the requirement is written
+    file: str = "<input>"
+
+    @property
+    def needs_more_runs(self) -> bool:
+        """The verdict flips inside the interval: it differs at its two ends."""
+        r, i = self.requirement, self.interval
+        if r.verdict == "not measurable" or i.low is None or i.high is None:
+            return False
+        compare = COMPARE[r.op]
+        return bool(compare(i.low, r.limit)) != bool(compare(i.high, r.limit))
+
+
+@dataclass(frozen=True)
+class MonteCarlo:
+    """The Monte Carlo error of one contract's figures: bootstrap over ``runs`` runs."""
+
+    runs: int
+    resamples: int
+    mean_cost: Interval  # mean cost per accepted run
+    p95_cost: Interval  # p95 cost per accepted run
+    requirements: tuple[RequirementInterval, ...]
+
+    @property
+    def needs_more_runs(self) -> bool:
+        return any(r.needs_more_runs for r in self.requirements)
+
+
+@dataclass(frozen=True)
+class SimulatedTrace:
+    """One simulated trace, shared by the contracts that make the same promises."""
+
+    index: int  # 1, 2, … in the order the groups first appear
+    promises: Promises
+    contracts: tuple[str, ...]
+    events: int
+    gave_up: int  # runs that reached `max_allocations`
+    paths: tuple[Path, ...] = ()  # where it was kept (`--trace-out`), one file per contract
+
+
+@dataclass(frozen=True)
+class SimulatedContract:
+    result: ContractResult
+    trace: SimulatedTrace
+    monte_carlo: MonteCarlo
+
+    @property
+    def name(self) -> str:
+        return self.result.name
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Every contract evaluated on the trace its promises imply, with its Monte Carlo error."""
+
+    workload: Workload
+    availability: Availability | None
+    traces: tuple[SimulatedTrace, ...]
+    contracts: tuple[SimulatedContract, ...]
+    evaluations: tuple[Evaluation, ...]  # one per trace
+    budgets: tuple[ast.Budget, ...]
+    warnings: tuple[Diagnostic, ...] = ()
+    sources: dict[str, Source] = field(default_factory=dict, repr=False)
+
+    @property
+    def verdict(self) -> str:
+        """``met`` (every budget met by every contract), ``not met``, or ``no budget``."""
+        if not self.budgets:
+            return "no budget"
+        return "met" if all(c.result.budgets_met for c in self.contracts) else "not met"
+
+    def ledger(self) -> pl.DataFrame:
+        """Every contract's line items (the ``contract`` column names each)."""
+        return pl.concat([c.result.ledger() for c in self.contracts], how="vertical_relaxed")
+
+    def runs_table(self) -> pl.DataFrame:
+        """Every contract's per-run table (the ``contract`` column names each)."""
+        return pl.concat([c.result.runs_table() for c in self.contracts], how="vertical_relaxed")
+
+    def contract(self, name: str) -> SimulatedContract:
+        for c in self.contracts:
+            if c.name == name:
+                return c
+        raise KeyError(name)

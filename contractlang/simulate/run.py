@@ -1,0 +1,176 @@
+"""The driver of ``contractlang simulate``: terms and a workload → one simulated trace per set
+of promises → each contract evaluated on its trace by the normal pipeline → the Monte Carlo
+error of every figure.
+
+    load terms and the workload → group contracts by promises → per group: simulate the
+    trace in batches into Parquet, evaluate its contracts (:func:`contractlang.evaluate`) →
+    bootstrap every contract's figures on the same resamples
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import polars as pl
+
+from contractlang.diagnostics import Diagnostic, Span, warning
+from contractlang.errors import ContractlangError
+from contractlang.evaluate.results import ContractResult, Evaluation
+from contractlang.evaluate.trace_checks import check_chosen
+from contractlang.lang.terms import Terms
+from contractlang.pipeline.evaluation import TermsLike, evaluate
+from contractlang.pipeline.language import load_terms
+from contractlang.simulate.bootstrap import RESAMPLES
+from contractlang.simulate.generate import BATCH_RUNS, Simulator
+from contractlang.simulate.monte_carlo import flip_warnings, monte_carlo
+from contractlang.simulate.provider import group_by_promises
+from contractlang.simulate.results import SimulatedContract, SimulatedTrace, Simulation
+from contractlang.simulate.workload import LoadedWorkload, load_workload
+from contractlang.simulate.write import copy_file, write_batches
+
+Progress = Callable[[str], None]
+
+
+def simulate(
+    terms: TermsLike,
+    workload: LoadedWorkload | str | Path,
+    *,
+    trace_dir: Path | None = None,
+    resamples: int = RESAMPLES,
+    contracts: Sequence[str] | None = None,
+    progress: Progress | None = None,
+    batch_runs: int = BATCH_RUNS,
+) -> Simulation:
+    """Simulate ``workload`` under every contract of ``terms`` (or those in ``contracts``).
+
+    ``trace_dir`` keeps each contract's trace as ``<contract>.parquet`` there (contracts with
+    the same promises share one trace: the files are copies). Raises
+    :class:`~contractlang.errors.ContractlangError` on bad terms or a bad workload.
+    """
+    step = progress or (lambda _msg: None)
+    step("reading terms")
+    t = terms if isinstance(terms, Terms) else load_terms(_paths(terms))
+    check_chosen(t, contracts)
+    step("reading the workload")
+    lw = workload if isinstance(workload, LoadedWorkload) else load_workload(workload)
+    w = lw.workload
+    chosen = [c for c in t.contracts if contracts is None or c.name in contracts]
+    groups = group_by_promises(chosen)
+    names = file_names([c.name for c in chosen])
+    traces: list[SimulatedTrace] = []
+    results: list[tuple[ContractResult, SimulatedTrace]] = []
+    evaluations: list[Evaluation] = []
+    warnings: list[Diagnostic] = []
+    with tempfile.TemporaryDirectory(prefix="contractlang-simulate-") as tmp:
+        for index, (promises, members) in enumerate(groups, start=1):
+            where = trace_dir or Path(tmp)
+            paths = [where / f"{names[c.name]}.parquet" for c in members]
+            sim = Simulator(w, lw.availability, promises)
+
+            def batches(sim: Simulator = sim, index: int = index) -> Iterator[pl.DataFrame]:
+                for first in range(0, w.runs, batch_runs):
+                    step(f"simulating trace {index} of {len(groups)}: runs from {first + 1:,}")
+                    yield sim.batch(first, min(first + batch_runs, w.runs))
+
+            events = write_batches(paths[0], sim.columns.schema(), batches)
+            for extra in paths[1:]:
+                copy_file(paths[0], extra)
+            step(f"evaluating trace {index} of {len(groups)}")
+            try:
+                ev = evaluate(t, paths[0], contracts=[c.name for c in members], progress=step)
+            except ContractlangError as exc:
+                raise _explained(exc) from None
+            gave_up = sorted(sim.outcome.gave_up)
+            trace = SimulatedTrace(
+                index,
+                promises,
+                tuple(c.name for c in members),
+                events,
+                len(gave_up),
+                tuple(paths) if trace_dir is not None else (),
+            )
+            if gave_up:
+                warnings.append(_gave_up_warning(lw, trace))
+            traces.append(trace)
+            evaluations.append(ev)
+            results.extend((c, trace) for c in ev.contracts)
+    step("bootstrapping the Monte Carlo error")
+    order = {c.name: i for i, c in enumerate(chosen)}
+    results.sort(key=lambda pair: order[pair[0].name])
+    errors = monte_carlo([r for r, _ in results], t, resamples, w.seed)
+    simulated = tuple(
+        SimulatedContract(r, trace, mc) for (r, trace), mc in zip(results, errors, strict=True)
+    )
+    for s in simulated:
+        warnings.extend(flip_warnings(s.name, s.monte_carlo))
+    trace_warnings = [d for ev in evaluations for d in ev.trace.warnings]
+    return Simulation(
+        workload=w,
+        availability=lw.availability,
+        traces=tuple(traces),
+        contracts=simulated,
+        evaluations=tuple(evaluations),
+        budgets=t.budgets,
+        warnings=(*t.warnings, *trace_warnings, *warnings),
+        sources={**t.sources, lw.source.name: lw.source},
+    )
+
+
+def file_names(contracts: Sequence[str]) -> dict[str, str]:
+    """A file name for each contract: its name with characters other than letters, digits,
+    ``.``, ``_`` and ``-`` replaced by ``_`` (``-2``, ``-3``… added when two would collide).
+
+    >>> file_names(["aws spot/v2", "aws_spot_v2"])
+    {'aws spot/v2': 'aws_spot_v2', 'aws_spot_v2': 'aws_spot_v2-2'}
+    """
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in contracts:
+        base = re.sub(r"[^A-Za-z0-9._-]", "_", name).strip(".") or "contract"
+        candidate, n = base, 1
+        while candidate.lower() in taken:
+            n += 1
+            candidate = f"{base}-{n}"
+        taken.add(candidate.lower())
+        out[name] = candidate
+    return out
+
+
+def _gave_up_warning(lw: LoadedWorkload, trace: SimulatedTrace) -> Diagnostic:
+    w = lw.workload
+    span = lw.spans.of(("max_allocations",)) or lw.spans.of(("runs",))
+    return warning(
+        "W602",
+        f"{trace.gave_up:,} of {w.runs:,} runs gave up after {w.max_allocations:,} "
+        f"allocations under {trace.promises.describe()}: they end not accepted",
+        span if span is not None else Span(1, 1, 1, 2),
+        file=lw.source.name,
+        help="the job cannot finish on this capacity; raise `max_allocations`, or checkpoint "
+        "more often",
+    )
+
+
+def _explained(exc: ContractlangError) -> ContractlangError:
+    """Evaluation errors with help for a simulated trace: its only extra column is `price`,
+    there when the workload gives one."""
+    diags = [
+        replace(
+            d,
+            help="the simulated trace has `price` when the workload gives one: add "
+            "`price = …` (per GPU-hour) to it",
+        )
+        if d.code == "E403" and "price`" in d.message  # `trace.price`, or the column `price`
+        else d
+        for d in exc.diagnostics
+    ]
+    return ContractlangError(diags, exc.sources)
+
+
+def _paths(terms: str | Path | Sequence[str | Path]) -> list[str | Path]:
+    if isinstance(terms, (str, Path)):
+        return [terms]
+    return list(terms)

@@ -1,0 +1,352 @@
+"""The workload file of ``contractlang simulate`` (TOML): the job, the reclaim process, the
+replacement waits, and how many runs to simulate with which seed.
+
+:func:`load_workload` reads and validates it (pydantic, strict: a string is never a number);
+every problem is reported at once, each naming the key and its line
+(:mod:`~contractlang.simulate.workload_errors`), and raises
+:class:`~contractlang.errors.ContractlangError` (exit 2). Numbers are read as exact decimals
+(``price = 2.10`` stays 2.10). ``docs/simulate.md`` documents every key.
+
+>>> w = parse_workload('''
+... runs = 10
+... seed = 1
+... gpus = 8
+... sku = "H100-80G"
+... total_steps = 100
+... step_seconds = 1.5
+... checkpoint_every_steps = 10
+... [reclaims]
+... rate_per_hour = 0.5
+... [replacement]
+... distribution = "fixed"
+... minutes = 5
+... ''', "w.toml").workload
+>>> w.step_us, w.replacement.distribution if w.replacement else None
+(1500000, 'fixed')
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
+
+from contractlang.availability import Availability, read_availability
+from contractlang.diagnostics import Source, did_you_mean
+from contractlang.errors import ContractlangError
+from contractlang.lang.numbers import MICROS_PER_SECOND
+from contractlang.lang.vocabulary import ENUMS
+from contractlang.simulate.toml_positions import KeySpans, key_spans
+from contractlang.simulate.workload_errors import (
+    Rule,
+    check_rules,
+    diagnostics_of,
+    problem,
+    toml_syntax_error,
+    unreadable,
+)
+
+__all__ = ["LoadedWorkload", "Reclaims", "Replacement", "Workload", "load_workload"]
+
+DEFAULT_START = datetime(2025, 1, 1, tzinfo=UTC)
+MICROS_PER_MINUTE = 60 * MICROS_PER_SECOND
+MICROS_PER_YEAR = 365 * 24 * 3600 * MICROS_PER_SECOND
+#: Limits that keep every simulated time and draw index in range.
+MAX_SAVES = 1_000_000
+MAX_YEARS = 10
+
+
+def _number(v: Any) -> Any:
+    """Whole numbers are numbers too; a boolean is not (``true`` is not 1)."""
+    if isinstance(v, bool):
+        raise PydanticCustomError("number_type", "a number")
+    return Decimal(v) if isinstance(v, int) else v
+
+
+Num = Annotated[Decimal, BeforeValidator(_number)]
+Chance = Annotated[Decimal, BeforeValidator(_number), Field(ge=0, le=1)]
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Reclaims(_Table):
+    """How the provider takes capacity back: a Poisson rate or an availability trace."""
+
+    rate_per_hour: Num | None = Field(None, gt=0, description="Poisson, per allocation-hour")
+    trace: str | None = Field(None, min_length=1, description="a public availability trace")
+    nodes: int = Field(1, ge=1, description="with `trace`: instances the job needs at once")
+    notice_breach_chance: Chance = Field(Decimal(0), description="a notice given with lead 0")
+
+
+Distribution = Literal["exponential", "lognormal", "fixed"]
+#: Each distribution's parameters: required, then optional.
+PARAMETERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "exponential": (("mean_minutes",), ()),
+    "lognormal": (("median_minutes",), ("sigma",)),
+    "fixed": (("minutes",), ()),
+}
+
+
+class Replacement(_Table):
+    """How long a replacement takes after a reclaim (before any promise caps it)."""
+
+    distribution: Distribution = Field(description="`exponential`, `lognormal` or `fixed`")
+    mean_minutes: Num | None = Field(None, gt=0)
+    median_minutes: Num | None = Field(None, gt=0)
+    sigma: Num | None = Field(None, gt=0, le=10)
+    minutes: Num | None = Field(None, ge=0)
+    restart_breach_chance: Chance = Field(Decimal(0), description="a wait the promise misses")
+
+    @property
+    def scale_minutes(self) -> Decimal:
+        """The distribution's scale: its mean, median or fixed value."""
+        value = {"exponential": self.mean_minutes, "lognormal": self.median_minutes}.get(
+            self.distribution, self.minutes
+        )
+        assert value is not None  # the rules require it
+        return value
+
+    @property
+    def shape(self) -> Decimal:
+        """The lognormal's sigma (the standard deviation of the log), 1 by default."""
+        return self.sigma if self.sigma is not None else Decimal(1)
+
+
+class Workload(_Table):
+    """One workload file, validated; durations also in integer microseconds (``*_us``)."""
+
+    runs: int = Field(ge=1, le=10_000_000, description="how many runs to simulate")
+    seed: int = Field(ge=0, le=2**63 - 1, description="the seed: the same seed, the same runs")
+    gpus: int = Field(ge=1, le=1_000_000, description="GPUs the job holds")
+    sku: str = Field(min_length=1, description="the GPU type, written as `sku` on each start")
+    capacity: str = "spot"
+    price: Num | None = Field(None, ge=0)
+    total_steps: int = Field(ge=1, le=10**12, description="training steps of one attempt")
+    step_seconds: Num = Field(gt=0, description="seconds one step takes")
+    checkpoint_every_steps: int = Field(ge=1, description="steps between checkpoints")
+    save_seconds: Num = Field(Decimal(0), ge=0)
+    restore_seconds: Num = Field(Decimal(0), ge=0)
+    checkpoint_on_notice: bool = False
+    invalid_checkpoint_chance: Chance = Decimal(0)
+    accept_chance: Chance = Decimal(1)
+    max_attempts: int = Field(1, ge=1, le=1000)
+    max_allocations: int = Field(1000, ge=1, le=100_000)
+    start: datetime = DEFAULT_START
+    reclaims: Reclaims = Field(description="a table: `rate_per_hour` or `trace`")
+    replacement: Replacement | None = None
+
+    @property
+    def step_us(self) -> int:
+        return _micros(self.step_seconds)
+
+    @property
+    def save_us(self) -> int:
+        return _micros(self.save_seconds)
+
+    @property
+    def restore_us(self) -> int:
+        return _micros(self.restore_seconds)
+
+
+def _micros(seconds: Decimal) -> int:
+    return int(seconds * MICROS_PER_SECOND)
+
+
+@dataclass(frozen=True)
+class LoadedWorkload:
+    """A validated workload, its source text, and the availability trace it names (read)."""
+
+    workload: Workload
+    source: Source
+    availability: Availability | None = None
+    spans: KeySpans = field(default_factory=KeySpans, repr=False)  # where each key is written
+
+
+def load_workload(path: str | Path) -> LoadedWorkload:
+    """Read and validate a workload file; ``reclaims.trace`` is read relative to it."""
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise unreadable(p, exc) from None
+    return parse_workload(text, str(p), base=p.parent)
+
+
+def parse_workload(text: str, name: str, *, base: Path | None = None) -> LoadedWorkload:
+    """Validate workload text; ``base`` is where a relative ``reclaims.trace`` is found (the
+    trace is not read when ``base`` is None)."""
+    source = Source(name, text)
+    try:
+        data = tomllib.loads(text, parse_float=Decimal)
+    except tomllib.TOMLDecodeError as exc:
+        raise ContractlangError([toml_syntax_error(exc, source)], {name: source}) from None
+    spans = key_spans(text)
+    try:
+        workload = Workload.model_validate(data)
+    except ValidationError as exc:
+        diags = diagnostics_of(exc, data, spans, source, MODELS)
+        raise ContractlangError(diags, {name: source}) from None
+    diags = check_rules(workload, spans, source, RULES)
+    if diags:
+        raise ContractlangError(diags, {name: source})
+    availability = None
+    if workload.reclaims.trace is not None and base is not None:
+        availability = _read_trace(workload, base, spans, source)
+    return LoadedWorkload(workload, source, availability, spans)
+
+
+def _read_trace(w: Workload, base: Path, spans: KeySpans, source: Source) -> Availability:
+    trace = w.reclaims.trace
+    assert trace is not None
+    availability = read_availability(base / trace)
+    nodes = w.reclaims.nodes
+    if not availability.held(nodes):
+        what = "an instance" if nodes == 1 else f"{nodes} instances"
+        path = ("reclaims", "nodes") if nodes > 1 else ("reclaims", "trace")
+        diag = problem(
+            "E610",
+            f"the availability trace `{trace}` never has {what} available at once "
+            f"(its most is {availability.peak})",
+            path,
+            spans,
+            source,
+            help="lower `nodes`, or choose a trace with capacity",
+        )
+        raise ContractlangError([diag], {source.name: source})
+    return availability
+
+
+#: The models whose fields name the keys of each table (for unknown-key suggestions).
+MODELS: dict[tuple[str, ...], type[BaseModel]] = {
+    (): Workload,
+    ("reclaims",): Reclaims,
+    ("replacement",): Replacement,
+}
+
+
+def _exactly_one_process(w: Workload) -> str | None:
+    r = w.reclaims
+    if (r.rate_per_hour is None) == (r.trace is None):
+        which = "both" if r.rate_per_hour is not None else "neither"
+        return (
+            f"`[reclaims]` needs one of `rate_per_hour` (Poisson) or `trace` (an availability "
+            f"trace), not {which}"
+        )
+    return None
+
+
+def _replacement_matches(w: Workload) -> str | None:
+    if w.reclaims.trace is not None and w.replacement is not None:
+        return (
+            "`[replacement]` does not apply with `reclaims.trace`: replacement comes when the "
+            "trace shows capacity again"
+        )
+    return None
+
+
+def _nodes_with_trace(w: Workload) -> str | None:
+    if "nodes" in w.reclaims.model_fields_set and w.reclaims.trace is None:
+        return "`nodes` applies only with `reclaims.trace` (the instances the job needs at once)"
+    return None
+
+
+def _parameters(w: Workload) -> str | None:
+    rep = w.replacement
+    if rep is None:
+        return None
+    required, optional = PARAMETERS[rep.distribution]
+    given = {k for k in rep.model_fields_set if k in ("mean_minutes", "median_minutes", "sigma")}
+    given |= {"minutes"} if "minutes" in rep.model_fields_set else set()
+    for extra in sorted(given - set(required) - set(optional)):
+        takes = " and ".join(f"`{k}`" for k in (*required, *optional))
+        return f"`{extra}` is not a parameter of `{rep.distribution}`, which takes {takes}"
+    for need in required:
+        if need not in given:
+            return f"`{rep.distribution}` needs `{need}`"
+    return None
+
+
+def _whole_micros(key: str) -> Rule:
+    def rule(w: Workload) -> str | None:
+        value: Decimal = getattr(w, key)
+        if value * MICROS_PER_SECOND != int(value * MICROS_PER_SECOND):
+            return f"`{key}` `{value}` is finer than a microsecond"
+        return None
+
+    return rule
+
+
+def _replacement_given(w: Workload) -> str | None:
+    if w.reclaims.rate_per_hour is not None and w.replacement is None:
+        return (
+            "missing table `[replacement]`: with `rate_per_hour`, replacement waits are drawn "
+            "from it"
+        )
+    return None
+
+
+def _capacity_known(w: Workload) -> str | None:
+    if w.capacity not in ENUMS["capacity"]:
+        options = ", ".join(f"`{c}`" for c in ENUMS["capacity"])
+        hint = did_you_mean(w.capacity, ENUMS["capacity"])
+        also = f" (did you mean `{hint}`?)" if hint else ""
+        return f"`capacity` must be one of {options}, not `{w.capacity}`{also}"
+    return None
+
+
+def _checkpoints_per_attempt(w: Workload) -> str | None:
+    saves = w.total_steps // w.checkpoint_every_steps
+    if saves > MAX_SAVES:
+        return (
+            f"{saves:,} checkpoints per attempt is more than can be simulated ({MAX_SAVES:,}): "
+            "raise `checkpoint_every_steps`"
+        )
+    return None
+
+
+def _attempt_length(w: Workload) -> str | None:
+    saves = w.total_steps // w.checkpoint_every_steps + 1
+    years = Fraction(w.total_steps * w.step_us + saves * w.save_us, MICROS_PER_YEAR)
+    if years > MAX_YEARS:
+        return f"one attempt would train for {float(years):,.0f} years; at most {MAX_YEARS}"
+    return None
+
+
+def _start_has_offset(w: Workload) -> str | None:
+    if w.start.tzinfo is None:
+        return f"`start` `{w.start.isoformat()}` has no UTC offset"
+    return None
+
+
+def _price_places(w: Workload) -> str | None:
+    exponent = w.price.as_tuple().exponent if w.price is not None else 0
+    if isinstance(exponent, int) and exponent < -18:
+        return f"`price` `{w.price}` has more than 18 decimal places"
+    return None
+
+
+#: Rules no single key can check, each with the key its problem is reported at and its code.
+RULES: tuple[tuple[str, tuple[str, ...], Rule], ...] = (
+    ("E605", ("reclaims",), _exactly_one_process),
+    ("E605", ("replacement",), _replacement_matches),
+    ("E603", ("reclaims", "rate_per_hour"), _replacement_given),
+    ("E605", ("capacity",), _capacity_known),
+    ("E605", ("reclaims", "nodes"), _nodes_with_trace),
+    ("E606", ("replacement", "distribution"), _parameters),
+    ("E605", ("step_seconds",), _whole_micros("step_seconds")),
+    ("E605", ("save_seconds",), _whole_micros("save_seconds")),
+    ("E605", ("restore_seconds",), _whole_micros("restore_seconds")),
+    ("E605", ("checkpoint_every_steps",), _checkpoints_per_attempt),
+    ("E605", ("total_steps",), _attempt_length),
+    ("E605", ("start",), _start_has_offset),
+    ("E605", ("price",), _price_places),
+)
