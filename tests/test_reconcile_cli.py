@@ -16,6 +16,7 @@ from test_reconcile import CONTRACT, EVENTS
 
 from contractlang.importers import import_focus, import_sacct
 from contractlang.reconcile import ContractReconciliation, reconcile
+from contractlang.trace import load_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 AUDIT = ROOT / "examples" / "audit"
@@ -107,8 +108,8 @@ def test_tolerance_and_bad_flags(files: Path) -> None:
 def audit() -> ContractReconciliation:
     jobs = import_sacct(AUDIT / "sacct-2025-03.txt", "America/New_York", capacity="spot")
     invoice = import_focus(AUDIT / "invoice-2025-03.csv", "tag:slurm_job")
-    # `trace merge` is not there yet: the two imported frames, joined
-    trace = pl.concat([jobs.events, invoice.events], how="diagonal_relaxed")
+    # the two imported traces read as one, as `reconcile terms jobs invoice` reads them
+    trace = load_trace([jobs.events, invoice.events])
     (only,) = reconcile([AUDIT / "northwind-h100.spot"], trace).contracts
     return only
 
