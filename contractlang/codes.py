@@ -5,8 +5,10 @@ Codes are stable: a code, once published, keeps its meaning. `docs/language.md` 
 
 - E0xx syntax and input, E1xx names, E2xx types and units, E3xx contract structure,
   E4xx evaluation, E5xx command line and output files, E6xx workload and availability files
-  (`simulate`), E7xx rehearsals (`docs/rehearse.md`), T0xx trace validation; W-codes are
-  warnings.
+  (`simulate`), E7xx rehearsals (`docs/rehearse.md`), T0xx trace validation, I0xx import (I00x
+  a file that cannot be imported, I01x–I02x why a row was rejected, I03x–I04x notes on rows
+  imported with a caveat; ``docs/import.md``), R0xx reconciliation (``docs/reconcile.md``);
+  W-codes are warnings.
 """
 
 from __future__ import annotations
@@ -103,6 +105,43 @@ CODES: dict[str, str] = {
     "T019": "more problems than shown",
     "T020": "value outside the supported range",
     "T021": "negative value where none can be",
+    # import: a file that cannot be imported (docs/import.md)
+    "I001": "cannot read the file to import",
+    "I002": "missing required column",
+    "I003": "not in the expected format",
+    "I004": "local time in a daylight-saving gap",
+    "I005": "local time in a repeated hour",
+    "I006": "imported events break a trace rule",
+    # import: why a row was rejected
+    "I010": "wrong number of fields",
+    "I011": "unreadable job ID",
+    "I012": "row repeats an earlier row",
+    "I013": "job step without its job",
+    "I014": "unknown job state",
+    "I015": "unreadable time",
+    "I016": "no GPUs allocated",
+    "I017": "job still running",
+    "I018": "times out of order",
+    "I019": "nothing to import",
+    "I020": "missing required value",
+    "I021": "not an exact decimal",
+    "I022": "unknown category",
+    "I023": "malformed job record",
+    "I024": "job revoked",
+    # import: notes on rows imported with a caveat
+    "I030": "tags are not JSON",
+    "I031": "no run key",
+    "I032": "time without offset read as UTC",
+    "I033": "elapsed time disagrees with the times",
+    "I034": "request after start not imported",
+    "I035": "allocation left open",
+    "I036": "value outside the format's list kept as written",
+    "I037": "typed GPU counts differ from the total",
+    "I038": "several GPU types",
+    "I039": "optional value unreadable",
+    "I040": "value respelled",
+    # reconciliation
+    "R001": "invoice in another currency",
     # warnings
     "W001": "rate never reached",
     "W002": "replay may be refunded twice",

@@ -271,7 +271,7 @@ def compare(op: str, a: Val, b: Val) -> pl.Expr:
 
 def _compare(e: ast.Compare, env: Env) -> Val:
     left, right, op = e.left, e.right, str(e.op)
-    if not _reads_columns(left, env) and _reads_columns(right, env):
+    if not _varies(left, env) and _varies(right, env):
         # the column side goes left: polars 2.1 returns one row for `decimal literal < x`
         # when x is an all-null result of when/then (tests/test_semantics_agree.py)
         left, right, op = right, left, FLIP[op]
@@ -287,10 +287,10 @@ def _logic(e: ast.Logic, env: Env) -> Val:
 def _in(e: ast.In, env: Env) -> Val:
     value = compile_expr(e.value, env)
     result: pl.Expr | None = None
-    constant = not _reads_columns(e.value, env)
+    constant = not _varies(e.value, env)
     for opt in e.options:
         option = compile_expr(opt, env)
-        flip = constant and _reads_columns(opt, env)  # the column side left, as in _compare
+        flip = constant and _varies(opt, env)  # the column side left, as in _compare
         eq = compare("==", option, value) if flip else compare("==", value, option)
         result = eq if result is None else result | eq
     assert result is not None
@@ -342,6 +342,24 @@ def _constant_none(e: ast.Expr, env: Env) -> bool:
     if _reads_columns(e, env) or any(isinstance(n, ast.Name) for n in ast.walk(e)):
         return False
     return exact.evaluate(e) is None and not isinstance(e, (ast.String, ast.Bool))
+
+
+def _varies(e: ast.Expr, env: Env) -> bool:
+    """Whether ``e`` compiles to a whole column, not a scalar: it reads a column that no
+    coalesce passes over (``coalesce(0, reclaims)`` is the constant 0, as :func:`_coalesce`
+    compiles it)."""
+    if isinstance(e, ast.Call) and e.func == "coalesce":
+        for arg in e.args:
+            if isinstance(arg, ast.NoneLit) or _constant_none(arg, env):
+                continue
+            if _varies(arg, env):
+                return True
+            if not _reads_columns(arg, env):
+                return False
+        return False
+    if isinstance(e, ast.TraceColumn) or (isinstance(e, ast.Name) and e.name in FACTS):
+        return True
+    return any(_varies(c, env) for c in ast.children(e))
 
 
 def _reads_columns(e: ast.Expr, env: Env) -> bool:

@@ -99,6 +99,16 @@ NULL_RUNS = [dict.fromkeys((*NUMS, FLAG))] * 2
     ast.Compare("<", num(0), ast.Call("min", (ast.Name("reclaims"), ast.Name("reclaims")))),
     NULL_RUNS,
 )
+# `coalesce(0, reclaims)` compiles to the constant 0: it is the constant side (found by this
+# test, 2026-12)
+@example(
+    ast.Compare(
+        "==",
+        ast.Call("coalesce", (num(0), ast.Name("reclaims"))),
+        ast.Call("min", (ast.Name("reclaims"), ast.Name("reclaims"))),
+    ),
+    NULL_RUNS,
+)
 def test_conditions_agree_exactly(e: ast.Expr, rows: list[dict[str, object]]) -> None:
     runs = frame(rows)
     assert compiled(e, runs) == [row_value(e, r) for r in runs.iter_rows(named=True)]

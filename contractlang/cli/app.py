@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import keyword
 from typing import Any
 
 import typer
@@ -32,8 +33,8 @@ TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
 app = typer.Typer(
     name="contractlang",
     help="Evaluate spot GPU contract terms against usage traces.\n\n"
-    "Exit codes: 0 ok (every budget met), 1 a budget not met or a file not formatted, "
-    "2 bad input, 3 internal error.",
+    "Exit codes: 0 ok (every budget met), 1 a budget not met, a file not formatted or an "
+    "invoice that disagrees with the terms, 2 bad input, 3 internal error.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -56,11 +57,23 @@ def _root(
     """Evaluate spot GPU contract terms against usage traces."""
 
 
-#: Command modules; each defines ``register(app)``.
-COMMANDS: list[str] = ["check", "evaluate", "explain", "fmt", "rehearse", "simulate", "trace"]
+#: Command modules; each defines ``register(app)``. A command named by a Python keyword lives in
+#: a module with a trailing underscore (`import` in ``import_.py``).
+COMMANDS: list[str] = [
+    "check",
+    "evaluate",
+    "explain",
+    "fmt",
+    "import",
+    "reconcile",
+    "rehearse",
+    "simulate",
+    "trace",
+]
 
 for _name in COMMANDS:
-    importlib.import_module(f"contractlang.cli.{_name}").register(app)
+    _module = _name + "_" if keyword.iskeyword(_name) else _name
+    importlib.import_module(f"contractlang.cli.{_module}").register(app)
 
 
 def main() -> None:

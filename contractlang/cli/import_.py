@@ -1,0 +1,187 @@
+"""`contractlang import sacct|focus|attempts FILE`: users' data as a trace (docs/import.md).
+
+contractlang import sacct jobs.txt --tz America/New_York --out jobs.parquet
+contractlang import focus invoice.csv --run-from tag:slurm_job --out invoice.parquet
+contractlang import attempts philly.json --tz UTC --out philly.parquet --rejects rejects.csv
+
+Each writes the trace (`--out`: Parquet, or CSV/NDJSON by extension; by default the input's
+name with `.parquet`, never over an existing file) and prints the mapping report; rows it could
+not map go to `--rejects PATH` with their reasons. Exit codes: 0 written, 2 bad input (a file
+that cannot be imported, events that break a trace rule, a wrong flag), 3 internal error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from contractlang.cli.common import exit_with, guarded, out
+from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_table, write_trace_file
+from contractlang.cli.inputs import parse_open_at, progress_status, usage_error
+from contractlang.diagnostics import did_you_mean
+from contractlang.errors import ExitCode
+from contractlang.importers import RunKey, import_attempts, import_focus, import_sacct
+from contractlang.importers.localtime import read_zone
+from contractlang.importers.result import ImportResult, rejects_frame
+from contractlang.render.import_report import render_import
+from contractlang.trace.schema import CAPACITIES
+
+FileArg = Annotated[
+    Path, typer.Argument(metavar="FILE", help="The file to import.", show_default=False)
+]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        metavar="PATH",
+        help="Where to write the trace (.parquet, .csv or .ndjson); by default the input's "
+        "name with .parquet, which must not exist yet.",
+        show_default=False,
+    ),
+]
+RejectsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--rejects",
+        metavar="PATH",
+        help="Write the rows that could not be mapped (.csv or .parquet).",
+    ),
+]
+TzOpt = Annotated[
+    str,
+    typer.Option(
+        "--tz",
+        metavar="ZONE",
+        help="The time zone of the file's times (IANA name, e.g. Europe/Berlin).",
+    ),
+]
+CapacityOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--capacity",
+        metavar="|".join(CAPACITIES),
+        help="Write this capacity on every allocation.",
+    ),
+]
+
+
+def register(app: typer.Typer) -> None:
+    import_app = typer.Typer(
+        name="import",
+        help="Import scheduler exports, billing exports and job attempt lists as traces.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+
+    @import_app.command("sacct")
+    @guarded(fmt_param=None)
+    def sacct_cmd(
+        file: FileArg,
+        tz: TzOpt,
+        out_path: OutOpt = None,
+        rejects: RejectsOpt = None,
+        capacity: CapacityOpt = None,
+        open_at: Annotated[
+            str | None,
+            typer.Option(
+                "--open-at",
+                metavar="TIME",
+                help="Keep jobs still running as open allocations, closed at this ISO 8601 time "
+                "when the trace is read (without it they are rejected).",
+            ),
+        ] = None,
+    ) -> None:
+        """Slurm accounting records (`sacct --parsable2 --duplicates`) as a trace.
+
+        Exit codes: 0 written, 2 bad input, 3 internal error.
+        """
+        zone = read_zone(tz)
+        cap = _capacity(capacity)
+        when = parse_open_at(open_at)
+        _run(file, out_path, rejects, lambda: import_sacct(file, zone, capacity=cap, open_at=when))
+
+    @import_app.command("focus")
+    @guarded(fmt_param=None)
+    def focus_cmd(
+        file: FileArg,
+        run_from: Annotated[
+            str,
+            typer.Option(
+                "--run-from",
+                metavar="tag:KEY|resource",
+                help="Where each line's run is: `tag:KEY` (a key of Tags) or `resource` "
+                "(ResourceId).",
+            ),
+        ],
+        out_path: OutOpt = None,
+        rejects: RejectsOpt = None,
+    ) -> None:
+        """A FOCUS billing export (CSV, FOCUS 1.0–1.2) as invoice lines.
+
+        Exit codes: 0 written, 2 bad input, 3 internal error.
+        """
+        key = RunKey.parse(run_from)
+        if key is None:
+            raise usage_error(
+                f"`--run-from {run_from}` is neither `tag:KEY` nor `resource`",
+                help="for example `--run-from tag:training_run`",
+            )
+        _run(file, out_path, rejects, lambda: import_focus(file, key))
+
+    @import_app.command("attempts")
+    @guarded(fmt_param=None)
+    def attempts_cmd(
+        file: FileArg,
+        tz: TzOpt,
+        out_path: OutOpt = None,
+        rejects: RejectsOpt = None,
+        capacity: CapacityOpt = None,
+    ) -> None:
+        """Job attempt lists (JSON, as the Philly trace) as a trace: every attempt an
+        allocation, every attempt but the last failed.
+
+        Exit codes: 0 written, 2 bad input, 3 internal error.
+        """
+        zone = read_zone(tz)
+        cap = _capacity(capacity)
+        _run(file, out_path, rejects, lambda: import_attempts(file, zone, capacity=cap))
+
+    app.add_typer(import_app, name="import")
+
+
+def _capacity(value: str | None) -> str | None:
+    if value is None or value in CAPACITIES:
+        return value
+    guess = did_you_mean(value, CAPACITIES)
+    raise usage_error(
+        f"`--capacity {value}` is not a capacity",
+        help=f"did you mean `{guess}`?" if guess else "use " + ", ".join(CAPACITIES),
+    )
+
+
+def _run(
+    file: Path, out_path: Path | None, rejects: Path | None, adapter: Callable[[], ImportResult]
+) -> None:
+    target = out_path if out_path is not None else file.with_suffix(".parquet")
+    if out_path is None and target.exists():
+        raise usage_error(
+            f"`{target}` already exists",
+            help="pass `--out PATH` to choose where to write the trace",
+        )
+    outputs = Outputs([file])  # nothing written may be the input, or another output
+    outputs.add(target, "--out", TRACE_SUFFIXES)
+    outputs.add(rejects, "--rejects")
+    with progress_status() as step:
+        step(f"reading {file}")
+        result = adapter()
+        step(f"writing {target}")
+        write_trace_file(result.events, target)
+        if rejects is not None:
+            write_table(rejects_frame(result.report.rejects), rejects)
+    out.print(render_import(result.report, target, rejects), markup=False, end="")
+    exit_with(ExitCode.OK)

@@ -1,0 +1,106 @@
+"""Reading a file to import as UTF-8 text, with every reason it cannot be read (``I001``) in our
+words, and the whole-file errors every adapter raises the same way.
+
+>>> from pathlib import Path
+>>> try:
+...     read_text(Path("missing.txt"))
+... except ContractlangError as exc:
+...     print(exc.diagnostics[0].headline())
+missing.txt: error[I001]: cannot read `missing.txt`: no such file
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, did_you_mean, error
+from contractlang.errors import ContractlangError
+
+#: At most this many row errors (a DST problem, say) are shown; the rest are counted.
+MAX_ERRORS = 50
+
+
+def _cannot(name: str, reason: str, help: str | None = None) -> ContractlangError:
+    return ContractlangError(
+        [error("I001", f"cannot read `{name}`: {reason}", NO_SPAN, file=name, help=help)]
+    )
+
+
+def read_text(path: Path) -> str:
+    """The file's text (UTF-8, a byte-order mark allowed), or I001 saying why not."""
+    name = str(path)
+    if not path.exists():
+        raise _cannot(name, "no such file")
+    if not path.is_file():
+        raise _cannot(name, "not a file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _cannot(name, (exc.strerror or "read error").lower()) from None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise _cannot(name, "it is UTF-16 text, not UTF-8", help="save it as UTF-8")
+    if b"\x00" in data[:8192]:
+        raise _cannot(name, "binary content, not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise _cannot(
+            name,
+            f"invalid utf-8 at line {line:,}, byte offset {exc.start:,}",
+            help="save the file as UTF-8",
+        ) from None
+
+
+def header_index(header: Sequence[str], fields: Sequence[str]) -> dict[str, int]:
+    """Each of ``fields`` the header names (in any case, blanks around it ignored) → its
+    column; the first wins when one is named twice.
+
+    >>> header_index(["jobid", " State ", "JobID"], ["JobID", "State", "End"])
+    {'JobID': 0, 'State': 1}
+    """
+    known = {f.lower(): f for f in fields}
+    index: dict[str, int] = {}
+    for i, h in enumerate(header):
+        field = known.get(h.strip().lower())
+        if field is not None and field not in index:
+            index[field] = i
+    return index
+
+
+def missing_column(
+    name: str, header: Sequence[str], field: str, message: str, help: str | None = None
+) -> Diagnostic:
+    """I002 for a missing ``field``, with the closest name in the header as help (else
+    ``help``)."""
+    guess = did_you_mean(field, [h.strip() for h in header])
+    hint = f"did you mean `{guess}`?" if guess else help
+    return error("I002", message, NO_SPAN, file=name, help=hint)
+
+
+def format_error(name: str, message: str, help: str | None = None) -> ContractlangError:
+    """The file is not what the adapter reads (I003)."""
+    return ContractlangError([error("I003", message, NO_SPAN, file=name, help=help)])
+
+
+def row_error(code: str, name: str, row: int, message: str, help: str | None = None) -> Diagnostic:
+    """An error on one data row of the imported file (rows from 1; a header is not a row)."""
+    return error(code, message, Span.point(row, 0), file=name, help=help)
+
+
+def raise_row_errors(name: str, errors: Sequence[Diagnostic]) -> None:
+    """Stop the import with every row error found (the first :data:`MAX_ERRORS` shown)."""
+    if not errors:
+        return
+    shown = list(errors[:MAX_ERRORS])
+    if len(errors) > MAX_ERRORS:
+        shown.append(
+            error(
+                "T019",
+                f"found {len(errors):,} problems; the first {MAX_ERRORS} are shown",
+                NO_SPAN,
+                file=name,
+            )
+        )
+    raise ContractlangError(shown)

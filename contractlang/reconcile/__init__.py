@@ -1,0 +1,89 @@
+"""Reconciliation: the bill a contract implies beside the invoice lines in the trace
+(``docs/reconcile.md``).
+
+    >>> from decimal import Decimal
+    >>> from contractlang import generate_trace, terms_from_text
+    >>> terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
+    >>> r = reconcile(terms, generate_trace(3, seed=1), tolerance=Decimal("0.01"))
+    >>> sorted(r.contracts[0].summary())
+    ['matched', 'missing', 'over_billed', 'under_billed', 'unexpected']
+
+:func:`reconcile` evaluates every contract (:mod:`contractlang.pipeline`), reads the trace's
+invoice lines (:mod:`~contractlang.reconcile.invoice`), compares them with each contract's
+ledger (:mod:`~contractlang.reconcile.compare`) and returns a
+:class:`~contractlang.reconcile.model.Reconciliation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from contractlang.evaluate.engine import Progress
+from contractlang.pipeline.evaluation import TermsLike, TraceLike, evaluate
+from contractlang.reconcile.compare import compare
+from contractlang.reconcile.invoice import check_currency, invoice_lines
+from contractlang.reconcile.model import (
+    STATUSES,
+    Comparison,
+    ContractReconciliation,
+    MonthTotal,
+    Reason,
+    Reconciliation,
+    Status,
+    StatusTotal,
+)
+from contractlang.trace.load import DEFAULT_CLOCK_SKEW, load_trace
+from contractlang.trace.model import Trace
+
+__all__ = [
+    "STATUSES",
+    "Comparison",
+    "ContractReconciliation",
+    "MonthTotal",
+    "Reason",
+    "Reconciliation",
+    "Status",
+    "StatusTotal",
+    "reconcile",
+]
+
+
+def reconcile(
+    terms: TermsLike,
+    trace: TraceLike,
+    *,
+    tolerance: Decimal = Decimal(0),
+    open_at: datetime | None = None,
+    progress: Progress | None = None,
+    contracts: Sequence[str] | None = None,
+    clock_skew: timedelta = DEFAULT_CLOCK_SKEW,
+    quarantine: bool = False,
+) -> Reconciliation:
+    """Evaluate ``terms`` on ``trace`` (one source, or several read as one) and compare every
+    contract's ledger with the trace's invoice lines; a difference of at most ``tolerance``
+    (≥ 0) is ``matched``. ``open_at``, ``clock_skew`` and ``quarantine`` are read as
+    :func:`~contractlang.trace.load_trace` reads them; the runs a quarantine sets aside, their
+    invoice lines with them, are not reconciled.
+
+    Raises :class:`~contractlang.errors.ContractlangError` on bad terms, a bad trace, or invoice
+    lines in another currency than a contract's (``R001``)."""
+    if tolerance < 0:
+        raise ValueError("the tolerance cannot be negative")
+    step = progress or (lambda _msg: None)
+    step("loading trace")
+    tr = (
+        trace
+        if isinstance(trace, Trace)
+        else load_trace(trace, open_at=open_at, clock_skew=clock_skew, quarantine=quarantine)
+    )
+    result = evaluate(terms, tr, progress=step, contracts=contracts)
+    step("reconciling")
+    lines = invoice_lines(tr)
+    for c in result.contracts:
+        check_currency(lines, c.settings.currency, c.name, tr.source)
+    recs = tuple(
+        ContractReconciliation(c, compare(c, lines, tolerance), tolerance) for c in result.contracts
+    )
+    return Reconciliation(recs, result, lines.height, tolerance)

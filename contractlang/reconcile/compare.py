@@ -1,0 +1,211 @@
+"""Tie one contract's ledger to the invoice lines by ``run_id`` (and ``alloc_id`` where the
+invoice has one), and say for each pair whether it matches.
+
+What is compared (``docs/reconcile.md``):
+
+- an allocation's ``charge`` line with the invoice ``charge`` lines carrying its ``alloc_id``;
+- a run's run-level invoice ``charge`` lines (no ``alloc_id``, as FOCUS imports give) of a
+  billing month with the run's charge lines of that month, of the allocations that have no
+  invoice line of their own;
+- a run's ``credit`` and ``cap`` lines together (its credits after caps) with its invoice
+  ``credit`` lines.
+
+An allocation charge with neither an invoice line of its own nor a run-level line of its month
+is ``missing``. Exclusion lines are never compared: they are reasons, shown beside the
+comparison of their allocation (or run and month).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from decimal import Decimal
+from typing import Any
+
+import polars as pl
+
+from contractlang.evaluate.results import ContractResult
+from contractlang.importers.focus import UNATTRIBUTED
+from contractlang.reconcile.model import ZERO, Basis, Comparison, Kind, Reason, status_of
+from contractlang.reconcile.reasons import allocation_reasons, charge_reason, run_cap_reasons
+from contractlang.trace.schema import ROW
+
+_Key = tuple[str, str]
+_Invoiced = tuple[Decimal, tuple[int, ...], str]  # sum, trace rows, first month
+
+
+def _grouped(frame: pl.DataFrame, keys: list[str]) -> dict[Any, _Invoiced]:
+    """Invoice lines summed by ``keys``: the exact sum, the trace rows, the earliest month."""
+    if frame.height == 0:
+        return {}
+    g = frame.group_by(keys, maintain_order=True).agg(
+        pl.col("amount").sum(), pl.col(ROW).sort(), pl.col("month").min().alias("_first")
+    )
+    out: dict[Any, _Invoiced] = {}
+    for row in g.iter_rows(named=True):
+        key = tuple(row[k] for k in keys)
+        out[key if len(key) > 1 else key[0]] = (
+            Decimal(row["amount"]),
+            tuple(row[ROW]),
+            row["_first"],
+        )
+    return out
+
+
+def compare(c: ContractResult, lines: pl.DataFrame, tolerance: Decimal) -> tuple[Comparison, ...]:
+    """Every comparison of contract ``c`` with the invoice ``lines``, ordered by month, run,
+    allocation (attempt) and kind."""
+    s = c.settings
+    inv = lines.with_columns(month=s.billing_month(pl.col("ts")))
+    charges = inv.filter(pl.col("event") == "charge")
+    by_alloc = _grouped(charges.filter(pl.col("alloc_id").is_not_null()), ["run_id", "alloc_id"])
+    by_month = _grouped(charges.filter(pl.col("alloc_id").is_null()), ["run_id", "month"])
+    by_run = _grouped(inv.filter(pl.col("event") == "credit"), ["run_id"])
+
+    ledger = c.ledger()
+    allocs = c.allocations.with_columns(_month=s.billing_month(pl.col("end")))
+    month_of: dict[str, str] = dict(allocs.select("alloc_id", "_month").iter_rows())
+    attempt: dict[str, int] = dict(allocs.select("alloc_id", "attempt").iter_rows())
+    run_allocs: dict[_Key, list[str]] = {}
+    of_run: dict[str, list[str]] = {}
+    ordered = allocs.sort("run_id", "attempt").select("run_id", "alloc_id", "_month")
+    for run, alloc, month in ordered.iter_rows():
+        run_allocs.setdefault((run, month), []).append(alloc)
+        of_run.setdefault(run, []).append(alloc)
+    reasons = _reasons(c)
+    known_runs = set(allocs.get_column("run_id").to_list())
+
+    charge_lines: dict[str, Basis] = {}
+    credit_lines: dict[str, list[Basis]] = {}
+    settle: dict[str, str] = {}
+    for row in ledger.iter_rows(named=True):
+        if row["kind"] == "exclusion":
+            continue
+        b = Basis(row["kind"], row["term"], row["line"], row["alloc_id"], Decimal(row["amount"]))
+        if row["kind"] == "charge":
+            charge_lines[row["alloc_id"]] = b
+        else:
+            credit_lines.setdefault(row["run_id"], []).append(b)
+            settle.setdefault(row["run_id"], row["month"])
+
+    out: list[Comparison] = []
+
+    def add(
+        run: str,
+        alloc: str | None,
+        kind: Kind,
+        month: str | None,
+        basis: list[Basis],
+        invoiced: _Invoiced | None,
+        why: list[Reason],
+    ) -> None:
+        expected = sum((b.amount for b in basis), ZERO) if basis else None
+        amount = invoiced[0] if invoiced is not None else None
+        rows = invoiced[1] if invoiced is not None else ()
+        if invoiced is not None:
+            why = [*why, *_notes(run, known_runs)]
+        if expected is None and not why and kind == "charge" and alloc is not None:
+            why = [Reason("note", "nothing billable", None, alloc)]
+        status = status_of(expected, amount, tolerance)
+        out.append(
+            Comparison(
+                run, alloc, kind, month, status, expected, amount, tuple(basis), tuple(why), rows
+            )
+        )
+
+    # allocation charges: with their own invoice lines, or with none at all
+    run_of = dict(allocs.select("alloc_id", "run_id").iter_rows())
+    for alloc in sorted(
+        {*charge_lines, *(a for _, a in by_alloc)}, key=lambda a: attempt.get(a, 0)
+    ):
+        run = run_of[alloc]
+        month = month_of[alloc]
+        own = by_alloc.get((run, alloc))
+        if own is None and (run, month) in by_month:
+            continue  # compared with the run's lines of that month, below
+        basis = [charge_lines[alloc]] if alloc in charge_lines else []
+        add(run, alloc, "charge", month, basis, own, _kinds(reasons.get(alloc, []), "exclusion"))
+    # run-level invoice charges, month by month
+    for (run, month), billed in by_month.items():
+        members = [a for a in run_allocs.get((run, month), []) if (run, a) not in by_alloc]
+        basis = [charge_lines[a] for a in members if a in charge_lines]
+        why = [r for a in members for r in _kinds(reasons.get(a, []), "exclusion")]
+        add(run, None, "charge", month, basis, billed, why)
+    # credits after caps, run by run
+    runs = c.runs.filter(pl.col("run_id").is_in(list({*credit_lines, *by_run})))
+    run_rows = {r["run_id"]: r for r in runs.iter_rows(named=True)}
+    for run in sorted({*credit_lines, *by_run}):
+        basis = credit_lines.get(run, [])
+        invoiced = by_run.get(run)
+        if invoiced is None and sum((b.amount for b in basis), ZERO) == 0:
+            continue
+        month = settle.get(run) or (invoiced[2] if invoiced is not None else None)
+        why = [r for a in of_run.get(run, []) for r in _kinds(reasons.get(a, []), "credit", "cap")]
+        if run in run_rows:
+            why += run_cap_reasons(c, run_rows[run])
+        add(run, None, "credit", month, basis, invoiced, why)
+
+    out = _with_charge_reasons(c, out, tolerance)
+    kinds = {"charge": 0, "credit": 1}
+    out.sort(
+        key=lambda x: (
+            x.month or "",
+            x.run_id,
+            x.alloc_id is None,
+            attempt.get(x.alloc_id or "", 0),
+            kinds[x.kind],
+        )
+    )
+    return tuple(out)
+
+
+def _with_charge_reasons(
+    c: ContractResult, lines: list[Comparison], tolerance: Decimal
+) -> list[Comparison]:
+    """The discrepancies in charges, with how each allocation's charge was computed (only
+    those: every allocation's would cost a row each, and a matched charge needs no reason)."""
+    off = [x for x in lines if x.kind == "charge" and x.basis and abs(x.difference) > tolerance]
+    allocs = {b.alloc_id for x in off for b in x.basis if b.alloc_id is not None}
+    if not allocs:
+        return lines
+    rows = c.allocations.filter(pl.col("alloc_id").is_in(list(allocs)))
+    how = {r["alloc_id"]: charge_reason(c, r) for r in rows.iter_rows(named=True)}
+    marked = {id(x) for x in off}
+    done: list[Comparison] = []
+    for x in lines:
+        if id(x) in marked:
+            extra = [how[b.alloc_id] for b in x.basis if b.alloc_id in how]
+            x = replace(x, reasons=(*x.reasons, *(r for r in extra if r is not None)))
+        done.append(x)
+    return done
+
+
+def _kinds(reasons: Iterable[Reason], *kinds: str) -> list[Reason]:
+    return [r for r in reasons if r.kind in kinds]
+
+
+def _reasons(c: ContractResult) -> dict[str, list[Reason]]:
+    """The reasons of every allocation that an exclusion, a credit or a cap touched."""
+    plan = c.plan
+    touched = [pl.col("excluded_by").is_not_null()]
+    touched += [pl.col(t.column).fill_null(0) > 0 for t in plan.duration_exclusions]
+    touched += [pl.col(t.column).fill_null(0) != 0 for t in plan.credits]
+    touched += [pl.col(t.column).fill_null(0) > 0 for t in plan.caps]
+    rows = c.allocations.filter(pl.any_horizontal(touched))
+    return {row["alloc_id"]: allocation_reasons(c, row) for row in rows.iter_rows(named=True)}
+
+
+def _notes(run: str, known_runs: set[str]) -> list[Reason]:
+    if run == UNATTRIBUTED:
+        return [
+            Reason(
+                "note",
+                "no run key on the invoice line",
+                None,
+                None,
+                f"imported into run `{UNATTRIBUTED}`",
+            )
+        ]
+    if run not in known_runs:
+        return [Reason("note", "the trace has no allocation of this run", None, None)]
+    return []

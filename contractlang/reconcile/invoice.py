@@ -1,0 +1,69 @@
+"""The invoice lines of a trace (``source == invoice``: ``charge`` and ``credit`` events), as
+reconciliation reads them, and the check that they are in the contract's currency (``R001``)
+when the trace says which currency they are in (a ``billing_currency`` column, as
+``import focus`` writes it)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from contractlang.diagnostics import Diagnostic, Span, error
+from contractlang.errors import ContractlangError
+from contractlang.trace.model import Trace
+from contractlang.trace.schema import ROW
+
+CURRENCY = "billing_currency"
+#: The columns of :func:`invoice_lines`.
+COLUMNS = (ROW, "run_id", "alloc_id", "ts", "event", "amount")
+
+
+def invoice_lines(trace: Trace) -> pl.DataFrame:
+    """One row per invoice line: its trace row, run, allocation (null for run-level lines),
+    time, event (``charge`` or ``credit``), amount, and currency when the trace has one."""
+    ev = trace.events
+    if "amount" not in ev.columns:
+        return pl.DataFrame(
+            schema={
+                ROW: pl.Int64(),
+                "run_id": pl.String(),
+                "alloc_id": pl.String(),
+                "ts": pl.Datetime("us", "UTC"),
+                "event": pl.String(),
+                "amount": pl.Decimal(38, 18),
+            }
+        )
+    extra = [pl.col(CURRENCY).cast(pl.String)] if CURRENCY in ev.columns else []
+    return ev.filter(pl.col("source") == "invoice").select(
+        pl.col(ROW),
+        pl.col("run_id"),
+        pl.col("alloc_id"),
+        pl.col("ts"),
+        pl.col("event").cast(pl.String),
+        pl.col("amount"),
+        *extra,
+    )
+
+
+def check_currency(lines: pl.DataFrame, currency: str, contract: str, trace: str) -> None:
+    """R001 for invoice lines in another currency than the contract's (the first five rows,
+    and how many there are)."""
+    if CURRENCY not in lines.columns:
+        return
+    other = lines.filter(
+        pl.col(CURRENCY).is_not_null() & (pl.col(CURRENCY).str.strip_chars() != currency)
+    )
+    if other.height == 0:
+        return
+    diags: list[Diagnostic] = []
+    for row, code in other.select(ROW, CURRENCY).head(5).iter_rows():
+        diags.append(
+            error(
+                "R001",
+                f"invoice line in `{code}`, but contract `{contract}` bills in {currency}",
+                Span.point(row, 0),
+                file=trace,
+                help=f"{other.height:,} invoice line(s) are in another currency; reconcile them "
+                "with a contract in that currency",
+            )
+        )
+    raise ContractlangError(diags)

@@ -1,0 +1,226 @@
+"""What a reconciliation finds: one :class:`Comparison` per thing the contract and the invoice
+can disagree on, each with the ledger lines behind its expected amount (:class:`Basis`) and the
+terms and facts that decided them (:class:`Reason`), and the totals a finance analyst acts on.
+
+Money is exact ``Decimal`` throughout: expected amounts at the contract's precision (they are
+ledger lines), invoiced amounts as the invoice wrote them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Literal
+
+from contractlang.evaluate.results import ContractResult, Evaluation
+
+Status = Literal["matched", "over_billed", "under_billed", "missing", "unexpected"]
+STATUSES: tuple[Status, ...] = ("matched", "over_billed", "under_billed", "missing", "unexpected")
+Kind = Literal["charge", "credit"]
+ReasonKind = Literal["exclusion", "credit", "cap", "charge", "note"]
+FactValue = timedelta | Decimal | int | bool | str | None
+ZERO = Decimal(0)
+
+
+def status_of(expected: Decimal | None, invoiced: Decimal | None, tolerance: Decimal) -> Status:
+    """``missing`` when nothing was invoiced, ``unexpected`` when nothing was expected, else
+    ``matched`` within the tolerance, ``over_billed`` or ``under_billed``.
+
+    >>> status_of(Decimal("10.00"), Decimal("10.02"), Decimal("0.05"))
+    'matched'
+    >>> status_of(Decimal("-4.20"), Decimal("-1.00"), ZERO)
+    'over_billed'
+    """
+    if invoiced is None:
+        return "missing"
+    if expected is None:
+        return "unexpected"
+    difference = invoiced - expected
+    if abs(difference) <= tolerance:
+        return "matched"
+    return "over_billed" if difference > 0 else "under_billed"
+
+
+@dataclass(frozen=True, slots=True)
+class Basis:
+    """A ledger line behind an expected amount: its kind (``charge``, ``credit``, ``cap``),
+    term, source line, allocation and amount."""
+
+    kind: str
+    term: str
+    line: int | None
+    alloc_id: str | None
+    amount: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why the contract expects what it does: a term that applied (an exclusion, a credit, a
+    cap, the rate that priced a charge) or a note (``unattributed``, ``nothing billable``), the
+    condition as written, and the facts it read with their values for this allocation."""
+
+    kind: ReasonKind
+    term: str
+    line: int | None
+    alloc_id: str | None
+    condition: str | None = None
+    facts: tuple[tuple[str, FactValue], ...] = ()
+    gpu_hours: Decimal | None = None  # exclusions: the GPU-hours not charged
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One expected amount beside what was invoiced for it.
+
+    - ``kind == "charge"`` with an ``alloc_id``: the allocation's charge line against the invoice
+      charge lines carrying that ``alloc_id``;
+    - ``kind == "charge"`` without one: the run's charges of ``month`` (of the allocations with
+      no invoice line of their own) against the run-level invoice charge lines of that month;
+    - ``kind == "credit"``: the run's credits after caps against its invoice credit lines.
+
+    ``expected`` is None when the contract expects nothing, ``invoiced`` when nothing was
+    invoiced; ``difference`` counts a None as 0. ``invoice_rows`` are the trace rows of the
+    invoice lines."""
+
+    run_id: str
+    alloc_id: str | None
+    kind: Kind
+    month: str | None
+    status: Status
+    expected: Decimal | None
+    invoiced: Decimal | None
+    basis: tuple[Basis, ...] = ()
+    reasons: tuple[Reason, ...] = ()
+    invoice_rows: tuple[int, ...] = ()
+
+    @property
+    def difference(self) -> Decimal:
+        return (self.invoiced or ZERO) - (self.expected or ZERO)
+
+    @property
+    def term(self) -> str | None:
+        """The terms behind the expected amount, in ledger order, each once."""
+        seen: list[str] = []
+        for b in self.basis:
+            if b.term not in seen:
+                seen.append(b.term)
+        return "; ".join(seen) if seen else None
+
+    @property
+    def line(self) -> int | None:
+        return next((b.line for b in self.basis if b.line is not None), None)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusTotal:
+    """How many comparisons have a status, and their amount: Σ |invoiced − expected| for
+    matched, over- and under-billed; Σ |expected| for missing; Σ |invoiced| for unexpected."""
+
+    count: int
+    amount: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class MonthTotal:
+    """A billing month: what the contract expects and what was invoiced, and how much of the
+    difference is over-billed and under-billed (discrepancies beyond the tolerance only)."""
+
+    month: str
+    expected: Decimal
+    invoiced: Decimal
+    over_billed: Decimal
+    under_billed: Decimal
+
+
+@dataclass(frozen=True)
+class ContractReconciliation:
+    """The invoice lines of a trace reconciled with one contract's ledger."""
+
+    contract: ContractResult
+    lines: tuple[Comparison, ...]
+    tolerance: Decimal
+
+    @property
+    def name(self) -> str:
+        return self.contract.name
+
+    def is_discrepancy(self, c: Comparison) -> bool:
+        return abs(c.difference) > self.tolerance
+
+    @property
+    def discrepancies(self) -> tuple[Comparison, ...]:
+        return tuple(c for c in self.lines if self.is_discrepancy(c))
+
+    def summary(self) -> dict[Status, StatusTotal]:
+        out: dict[Status, StatusTotal] = {}
+        for s in STATUSES:
+            lines = [c for c in self.lines if c.status == s]
+            if s == "missing":
+                amount = sum((abs(c.expected or ZERO) for c in lines), ZERO)
+            elif s == "unexpected":
+                amount = sum((abs(c.invoiced or ZERO) for c in lines), ZERO)
+            else:
+                amount = sum((abs(c.difference) for c in lines), ZERO)
+            out[s] = StatusTotal(len(lines), amount)
+        return out
+
+    def months(self) -> tuple[MonthTotal, ...]:
+        by: dict[str, list[Comparison]] = {}
+        for c in self.lines:
+            by.setdefault(c.month or "", []).append(c)
+        return tuple(self._total(m, by[m]) for m in sorted(by))
+
+    def total(self) -> MonthTotal:
+        """Every month together (``month`` is ``total``)."""
+        return self._total("total", list(self.lines))
+
+    def _total(self, month: str, lines: list[Comparison]) -> MonthTotal:
+        off = [c.difference for c in lines if self.is_discrepancy(c)]
+        return MonthTotal(
+            month=month,
+            expected=sum((c.expected or ZERO for c in lines), ZERO),
+            invoiced=sum((c.invoiced or ZERO for c in lines), ZERO),
+            over_billed=sum((d for d in off if d > 0), ZERO),
+            under_billed=sum((-d for d in off if d < 0), ZERO),
+        )
+
+    def credits(self) -> tuple[Decimal, Decimal]:
+        """The credits the contract's own terms give (after caps) and the credits invoiced,
+        both negative or zero."""
+        lines = [c for c in self.lines if c.kind == "credit"]
+        due = sum((c.expected or ZERO for c in lines), ZERO)
+        given = sum((c.invoiced or ZERO for c in lines), ZERO)
+        return due, given
+
+    def claims(self) -> tuple[Decimal, Decimal]:
+        """The dispute letter's two claims, discrepancies beyond the tolerance only: charges
+        invoiced beyond what the terms give, and credits the terms give that the invoice does
+        not (the credit owed by the contract's own terms); both ≥ 0."""
+        over = [c for c in self.discrepancies if c.difference > 0]
+        charges = sum((c.difference for c in over if c.kind == "charge"), ZERO)
+        credits = sum((c.difference for c in over if c.kind == "credit"), ZERO)
+        return charges, credits
+
+    def largest(self, n: int = 5) -> tuple[Comparison, ...]:
+        """The ``n`` largest discrepancies, by |difference| (then run, allocation, kind)."""
+        ranked = sorted(
+            self.discrepancies,
+            key=lambda c: (-abs(c.difference), c.run_id, c.alloc_id or "", c.kind),
+        )
+        return tuple(ranked[:n])
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """Every contract of the terms reconciled with the trace's invoice lines."""
+
+    contracts: tuple[ContractReconciliation, ...]
+    evaluation: Evaluation
+    invoice_lines: int
+    tolerance: Decimal
+
+    @property
+    def has_discrepancy(self) -> bool:
+        """Some difference exceeds the tolerance (the command exits 1)."""
+        return any(c.discrepancies for c in self.contracts)

@@ -1,0 +1,132 @@
+"""The terminal summary of `contractlang reconcile`, for a finance analyst: per month what the
+contract expects, what was invoiced and how much was over- and under-billed; each status with
+its count and amount; the five largest discrepancies with the terms and facts behind them; and
+the dispute letter's numbers. Plain text that fits 80 columns (it is pasted into tickets and
+letters)."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+
+from contractlang.reconcile.model import (
+    STATUSES,
+    Comparison,
+    ContractReconciliation,
+    Reconciliation,
+)
+from contractlang.render.reconcile_words import (
+    STATUS_WORDS,
+    basis_text,
+    money_text,
+    reason_text,
+    what,
+)
+
+WIDTH = 80
+Money = Callable[[Decimal], str]
+
+
+def render_reconciliation(r: Reconciliation) -> str:
+    return "\n".join(render_contract(c, r) for c in r.contracts)
+
+
+def render_contract(c: ContractReconciliation, r: Reconciliation) -> str:
+    s = c.contract.settings
+    cur, p = s.currency, s.precision
+
+    def m(d: Decimal) -> str:
+        return money_text(d, p, grouped=True)
+
+    out = [
+        _wrap(
+            f'reconcile "{c.name}": {r.invoice_lines:,} invoice lines, '
+            f"tolerance {money_text(c.tolerance, p)} {cur}"
+        ),
+        "",
+        f"{'month':<9}{'expected':>15}{'invoiced':>15}{'over-billed':>15}{'under-billed':>15}",
+    ]
+    for row in (*c.months(), c.total()):
+        out.append(
+            f"{row.month or '(none)':<9}{m(row.expected):>15}{m(row.invoiced):>15}"
+            f"{m(row.over_billed):>15}{m(row.under_billed):>15}"
+        )
+    out += ["", f"{'status':<14}{'lines':>8}{'amount':>15}"]
+    summary = c.summary()
+    for status in STATUSES:
+        t = summary[status]
+        out.append(f"{status:<14}{t.count:>8,}{m(t.amount):>15}")
+    largest = c.largest()
+    out += ["", "largest discrepancies" if largest else "no discrepancy beyond the tolerance"]
+    for n, x in enumerate(largest, start=1):
+        out += _discrepancy(n, x, m, cur)
+    out += ["", *_dispute(c, m, cur)]
+    return "\n".join(out) + "\n"
+
+
+def _discrepancy(n: int, x: Comparison, money: Money, cur: str) -> list[str]:
+    direction = "over-billed" if x.difference > 0 else "under-billed"
+    head = f"{n}. {money(abs(x.difference))} {cur} {direction}: {what(x)}"
+    if x.status in ("missing", "unexpected"):
+        head += f" ({STATUS_WORDS[x.status]})"
+    lines = [_wrap(head, "", "   ")]
+    expected = "nothing" if x.expected is None else money(x.expected)
+    invoiced = "nothing" if x.invoiced is None else money(x.invoiced)
+    basis = f" by {basis_text(x)}" if x.basis else ""
+    rows = ""
+    if x.invoice_rows:
+        shown = ", ".join(str(k) for k in x.invoice_rows[:6])
+        more = len(x.invoice_rows) - 6
+        word = "row" if len(x.invoice_rows) == 1 else "rows"
+        rows = f" on trace {word} {shown}" + (f" and {more} more" if more > 0 else "")
+    lines.append(_wrap(f"expected {expected}{basis}; invoiced {invoiced}{rows}", "   ", "   "))
+    for reason in x.reasons[:4]:
+        lines.append(_wrap("- " + reason_text(reason), "   ", "     "))
+    if len(x.reasons) > 4:
+        lines.append(f"   - and {len(x.reasons) - 4} more reasons (see --format json)")
+    return lines
+
+
+def _dispute(c: ContractReconciliation, money: Money, cur: str) -> list[str]:
+    total = c.total()
+    charges, credits = c.claims()
+    due, given = c.credits()
+    over = [x for x in c.discrepancies if x.difference > 0]
+    under = [x for x in c.discrepancies if x.difference < 0]
+    rows = [
+        ("invoiced", total.invoiced, ""),
+        ("owed under the contract's terms", total.expected, ""),
+        ("charges beyond the terms", charges, _n(x for x in over if x.kind == "charge")),
+        (
+            "credit owed by the contract's own terms",
+            credits,
+            _n(x for x in over if x.kind == "credit"),
+        ),
+        ("to claim from the provider", charges + credits, ""),
+        ("under-billed (owed to the provider)", total.under_billed, _n(under)),
+        ("net difference (invoiced − owed)", total.invoiced - total.expected, ""),
+        ("credits the terms give, after caps", due, ""),
+        ("credits on the invoice", given, ""),
+    ]
+    width = max(len(k) for k, _, _ in rows)
+    out = [_wrap(f'dispute letter, contract "{c.name}" ({cur})')]
+    for label, amount, count in rows:
+        out.append(f"  {label:<{width}}  {money(amount):>14}" + (f"  {count}" if count else ""))
+    return out
+
+
+def _n(lines: Iterable[Comparison]) -> str:
+    count = sum(1 for _ in lines)
+    return f"({count} line{'s' if count != 1 else ''})"
+
+
+def _wrap(text: str, indent: str = "", later: str | None = None) -> str:
+    return textwrap.fill(
+        text,
+        WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent if later is None else later,
+        break_long_words=True,
+        break_on_hyphens=False,
+    )

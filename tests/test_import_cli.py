@@ -1,0 +1,145 @@
+"""`contractlang import` at the command line: outputs by extension, rejects with their reasons,
+nothing overwritten by surprise, bad flags and bad files as exit 2 with a message."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import polars as pl
+import pytest
+from support.cli import no_traceback, run
+
+from contractlang.errors import ContractlangError
+from contractlang.importers.frame import validated
+from contractlang.trace import load_trace
+
+DATA = Path(__file__).parent / "data"
+SACCT = DATA / "sacct_requeue.txt"
+
+
+def test_import_sacct_writes_the_trace_and_reports(tmp_path: Path) -> None:
+    out = tmp_path / "jobs.parquet"
+    result = run("import", "sacct", SACCT, "--tz", "America/New_York", "--out", out)
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "18 rows read: every one mapped or rejected" in text
+    assert "wrote 22 events (5 runs, 7 allocations) to" in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    trace = load_trace(out)
+    assert trace.summary.allocations == 7
+    assert "slurm_state" in trace.extras
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".ndjson"])
+def test_csv_and_ndjson_by_extension_read_back_the_same(tmp_path: Path, suffix: str) -> None:
+    out = tmp_path / f"jobs{suffix}"
+    assert run("import", "sacct", SACCT, "--tz", "America/New_York", "--out", out).exit_code == 0
+    back = load_trace(out).events.select("run_id", "alloc_id", "ts", "event", "gpus")
+    ref_path = tmp_path / "ref.parquet"
+    run("import", "sacct", SACCT, "--tz", "America/New_York", "--out", ref_path)
+    ref = load_trace(ref_path).events.select("run_id", "alloc_id", "ts", "event", "gpus")
+    assert back.equals(ref)
+
+
+def test_rejects_are_written_with_their_reasons(tmp_path: Path) -> None:
+    src = tmp_path / "jobs.txt"
+    src.write_text(
+        "JobID|State|Start|End|AllocTRES\n"
+        "1|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|gres/gpu=8\n"
+        "2|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|cpu=4\n"
+    )
+    rejects = tmp_path / "rejects.csv"
+    result = run("import", "sacct", src, "--tz", "UTC", "--rejects", rejects)
+    assert result.exit_code == 0, result.output
+    assert "rejected      1  written to" in result.output
+    assert "row 2     I016  no GPUs" in result.output
+    frame = pl.read_csv(rejects, infer_schema=False)
+    assert frame.rows() == [
+        (
+            "2",
+            "I016",
+            "no GPUs: `AllocTRES` `cpu=4` has no `gres/gpu`",
+            "2|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|cpu=4",
+        )
+    ]
+    # the default output is the input's name with .parquet ...
+    assert (tmp_path / "jobs.parquet").exists()
+    # ... and a second import will not overwrite it
+    again = run("import", "sacct", src, "--tz", "UTC")
+    assert again.exit_code == 2
+    assert "already exists" in again.output
+    # without --rejects the report says how to keep them
+    kept = run("import", "sacct", src, "--tz", "UTC", "--out", tmp_path / "b.parquet")
+    assert "pass `--rejects PATH` to keep them" in kept.output
+
+
+def test_bad_flags_and_files_exit_2_with_a_message(tmp_path: Path) -> None:
+    out = tmp_path / "t.parquet"
+    ny, utc = ["--tz", "America/New_Yrok"], ["--tz", "UTC"]
+    twice = SACCT.with_suffix(".csv")
+    inv = tmp_path / "inv.csv"
+    inv.write_text("BilledCost,ChargeCategory,ChargePeriodStart,ResourceId\n")
+    cases = [
+        (["sacct", SACCT, *ny, "--out", out], "did you mean `America/New_York`?"),
+        (["sacct", SACCT, *utc, "--out", tmp_path / "t.txt"], "must end in"),
+        (["sacct", SACCT, *utc, "--out", tmp_path / "no" / "t.parquet"], "does not exist"),
+        (["sacct", SACCT, *utc, "--capacity", "spott", "--out", out], "did you mean `spot`?"),
+        (["sacct", SACCT, *utc, "--open-at", "2025-01-01", "--out", out], "no UTC offset"),
+        (["sacct", tmp_path / "none.txt", *utc, "--out", out], "error[I001]"),
+        (["focus", SACCT, "--run-from", "tags:x", "--out", out], "neither `tag:KEY` nor"),
+        (["focus", SACCT, "--run-from", "resource", "--out", out], "error[I003]"),
+        (["sacct", SACCT, *utc, "--out", twice, "--rejects", twice], "is the same file as"),
+        (["focus", inv, "--run-from", "resource", "--out", inv], "would overwrite the input"),
+    ]
+    for args, message in cases:
+        result = run("import", *args)
+        no_traceback(result)
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.output, (args, result.output)
+    assert not out.exists()
+
+
+def test_import_attempts_and_focus_at_the_command_line(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(
+        '[{"id": "j1", "num_gpus": 4, "attempts": [{"start_time": "2025-01-01 00:00:00",'
+        ' "end_time": "2025-01-01 01:00:00"}]}]'
+    )
+    result = run("import", "attempts", jobs, "--tz", "UTC", "--capacity", "spot")
+    assert result.exit_code == 0, result.output
+    assert load_trace(tmp_path / "jobs.parquet").summary.allocations == 1
+    invoice = tmp_path / "inv.csv"
+    invoice.write_text(
+        "BilledCost,ChargeCategory,ChargeClass,ChargePeriodStart,Tags\n"
+        '12.50,Usage,NULL,2025-01-01T00:00:00Z,"{""run"": ""j1""}"\n'
+    )
+    result = run("import", "focus", invoice, "--run-from", "tag:run")
+    assert result.exit_code == 0, result.output
+    lines = load_trace(tmp_path / "inv.parquet").events
+    assert lines.select("run_id", "event", "amount").rows() == [("j1", "charge", Decimal("12.50"))]
+
+
+def test_trace_rule_problems_are_reported_on_the_imported_rows() -> None:
+    t = datetime(2025, 1, 1, tzinfo=UTC)
+    frame = pl.DataFrame(
+        {
+            "run_id": ["r1", "r1", "r1"],
+            "alloc_id": ["a1", "a1", "a1"],
+            "ts": [t, t, t],
+            "source": ["scheduler"] * 3,
+            "event": ["started", "started", "released"],
+            "gpus": [8, 8, None],
+            "source_row": [11, 12, 13],
+        }
+    )
+    with pytest.raises(ContractlangError) as exc:
+        validated(frame, "jobs.txt", None)
+    head, *rest = exc.value.diagnostics
+    assert head.code == "I006"
+    [d] = [x for x in rest if x.code == "T007"]
+    # the second start is imported row 2, from row 12 of jobs.txt; the first from row 11
+    assert d.headline() == (
+        "jobs.txt: row 12: error[T007]: allocation `a1` starts again; it started at row 11"
+    )

@@ -1,0 +1,372 @@
+"""`reconcile`: the bill the contract implies beside the invoice lines — one case per status,
+each expected amount computed by hand, the reasons behind them, the totals, the tolerance."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import polars as pl
+import pytest
+from support.events import event, reclaimed, released, started
+from support.events import frame as trace_frame
+
+from contractlang.errors import ContractlangError
+from contractlang.importers import UNATTRIBUTED
+from contractlang.pipeline.language import terms_from_text
+from contractlang.reconcile import Comparison, ContractReconciliation, reconcile
+from contractlang.trace import generate_trace
+
+CONTRACT = """\
+contract "c" {
+  currency USD
+  rate 2.00 USD per gpu_hour
+  billing increment 1 minute
+  promise restart within 15 minutes
+  exclude "reclaimed in the first hour" allocation
+    when end_reason == reclaimed and runtime < 1 hour
+  credit "slow replacement" 10% of charge
+    when end_reason == reclaimed and replacement_wait > promised_restart
+  cap credits at 30% of gross per run
+}
+"""
+D = "2026-03-02 "
+
+
+def charge(run: str, alloc: str | None, when: str, amount: str) -> dict[str, Any]:
+    return event(run, alloc, when, "charge", amount=Decimal(amount))
+
+
+def credit(run: str, alloc: str | None, when: str, amount: str) -> dict[str, Any]:
+    return event(run, alloc, when, "credit", amount=Decimal(amount))
+
+
+EVENTS = [
+    # r1: 1 GPU × 1 h × 2.00 = 2.00, invoiced 2.00: matched; and a credit nothing explains
+    started("r1", "a1", D + "10:00", gpus=1),
+    released("r1", "a1", D + "11:00"),
+    charge("r1", "a1", D + "11:00", "2.00"),
+    credit("r1", None, D + "12:00", "-0.50"),
+    # r2: 2 GPUs × 1.5 h × 2.00 = 6.00, invoiced 6.50: over-billed by 0.50
+    started("r2", "a1", D + "10:00", gpus=2),
+    released("r2", "a1", D + "11:30"),
+    charge("r2", "a1", D + "11:30", "6.50"),
+    # r3: 30 min 20 s rounds up to 31 min: 4 GPUs × 31/60 h × 2.00 = 4.1333… → 4.13;
+    # the provider billed 30 min, 4.00: under-billed by 0.13
+    started("r3", "a1", D + "10:00", gpus=4),
+    released("r3", "a1", D + "10:30:20"),
+    charge("r3", "a1", D + "10:31", "4.00"),
+    # r4: 1 GPU × 2 h × 2.00 = 4.00, never invoiced: missing
+    started("r4", "a1", D + "10:00", gpus=1),
+    released("r4", "a1", D + "12:00"),
+    # r5: reclaimed after 42 min: wholly excluded, yet invoiced 8 × 0.7 h × 2.00 = 11.20
+    started("r5", "a1", D + "10:00", gpus=8),
+    reclaimed("r5", "a1", D + "10:42"),
+    charge("r5", "a1", D + "10:42", "11.20"),
+    # r6: a1 8 × 2 h × 2.00 = 32.00, reclaimed, replaced 30 min later (> 15 min): credit 10%
+    # of 32.00 = 3.20; a2 8 × 1 h × 2.00 = 16.00. Charges invoiced right, the credit not at all
+    started("r6", "a1", D + "10:00", gpus=8),
+    reclaimed("r6", "a1", D + "12:00"),
+    started("r6", "a2", D + "12:30", gpus=8),
+    released("r6", "a2", D + "13:30"),
+    charge("r6", "a1", D + "12:00", "32.00"),
+    charge("r6", "a2", D + "13:30", "16.00"),
+    # r7: as r6, but the invoice credits 1.00 of the 3.20 owed: over-billed by 2.20
+    started("r7", "a1", D + "10:00", gpus=8),
+    reclaimed("r7", "a1", D + "12:00"),
+    started("r7", "a2", D + "12:30", gpus=8),
+    released("r7", "a2", D + "13:30"),
+    charge("r7", "a1", D + "12:00", "32.00"),
+    charge("r7", "a2", D + "13:30", "16.00"),
+    credit("r7", None, "2026-03-31 00:00", "-1.00"),
+    # r8: run-level lines, as FOCUS gives: a1 and a2 each 1 GPU × 1 h × 2.00 = 2.00, invoiced
+    # together as 4.00 in March (matched); a line in April, when nothing ran: unexpected
+    started("r8", "a1", D + "10:00", gpus=1),
+    released("r8", "a1", D + "11:00"),
+    started("r8", "a2", D + "11:00", gpus=1),
+    released("r8", "a2", D + "12:00"),
+    charge("r8", None, "2026-03-02 00:00", "4.00"),
+    charge("r8", None, "2026-04-01 00:00", "1.00"),
+]
+# allocation ids are unique across the trace: `a1` of run r2 is `r2-a1`
+for _e in EVENTS:
+    if _e["alloc_id"] is not None:
+        _e["alloc_id"] = f"{_e['run_id']}-{_e['alloc_id']}"
+
+
+@pytest.fixture(scope="module")
+def rec() -> ContractReconciliation:
+    (only,) = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(EVENTS)).contracts
+    return only
+
+
+def find(rec: ContractReconciliation, run: str, alloc: str | None, kind: str) -> Comparison:
+    """The comparison of ``kind`` for allocation ``alloc`` of ``run`` (None: the run's)."""
+    full = None if alloc is None else f"{run}-{alloc}"
+    found = [c for c in rec.lines if (c.run_id, c.alloc_id, c.kind) == (run, full, kind)]
+    assert len(found) == 1, (run, alloc, kind, found)
+    return found[0]
+
+
+def amounts(c: Comparison) -> tuple[str, Decimal | None, Decimal | None, Decimal]:
+    return c.status, c.expected, c.invoiced, c.difference
+
+
+def test_matched(rec: ContractReconciliation) -> None:
+    c = find(rec, "r1", "a1", "charge")
+    assert amounts(c) == ("matched", Decimal("2.00"), Decimal("2.00"), 0)
+    assert (c.term, c.line) == ("rate 2.00 USD per gpu_hour", 3)
+
+
+def test_over_billed(rec: ContractReconciliation) -> None:
+    # 6.50 − 6.00 = 0.50
+    c = find(rec, "r2", "a1", "charge")
+    assert amounts(c) == ("over_billed", Decimal("6.00"), Decimal("6.50"), Decimal("0.50"))
+
+
+def test_under_billed_with_how_the_charge_was_computed(rec: ContractReconciliation) -> None:
+    # 4.00 − 4.13 = −0.13
+    c = find(rec, "r3", "a1", "charge")
+    assert amounts(c) == ("under_billed", Decimal("4.13"), Decimal("4.00"), Decimal("-0.13"))
+    # a discrepancy in a charge says how the charge was computed: 30 min 20 s rounded up to
+    # the minute is 31 min
+    [how] = c.reasons
+    assert (how.kind, how.term, how.alloc_id) == ("charge", "rate 2.00 USD per gpu_hour", "r3-a1")
+    facts = dict(how.facts)
+    assert facts["gpus"] == 4
+    assert facts["runtime"].total_seconds() == 30 * 60 + 20
+    assert facts["billable_time"].total_seconds() == 31 * 60
+    assert facts["price per GPU-hour"] == Decimal("2.00")
+    # a matched charge needs no reason
+    assert find(rec, "r1", "a1", "charge").reasons == ()
+
+
+def test_missing(rec: ContractReconciliation) -> None:
+    # 0 − 4.00 = −4.00: the provider did not bill what the contract says is owed
+    c = find(rec, "r4", "a1", "charge")
+    assert amounts(c) == ("missing", Decimal("4.00"), None, Decimal("-4.00"))
+    assert c.invoice_rows == ()
+
+
+def test_unexpected_with_the_exclusion_and_its_facts(rec: ContractReconciliation) -> None:
+    c = find(rec, "r5", "a1", "charge")
+    assert amounts(c) == ("unexpected", None, Decimal("11.20"), Decimal("11.20"))
+    [why] = c.reasons
+    assert (why.kind, why.term, why.line) == ("exclusion", "reclaimed in the first hour", 6)
+    assert why.condition == "end_reason == reclaimed and runtime < 1 hour"
+    facts = dict(why.facts)
+    assert facts["end_reason"] == "reclaimed"
+    assert facts["runtime"].total_seconds() == 42 * 60
+    # 8 GPUs × 42 min = 5.6 GPU-hours not charged
+    assert why.gpu_hours == Decimal("5.600000")
+    # exclusion lines are reasons, never comparisons of their own
+    assert {x.kind for x in rec.lines} == {"charge", "credit"}
+
+
+def test_credits_missing_and_short(rec: ContractReconciliation) -> None:
+    missing = find(rec, "r6", None, "credit")
+    # expected −3.20 (10% of 32.00), nothing invoiced: difference 0 − (−3.20) = 3.20
+    assert amounts(missing) == ("missing", Decimal("-3.20"), None, Decimal("3.20"))
+    [why] = missing.reasons
+    assert (why.kind, why.term, why.alloc_id) == ("credit", "slow replacement", "r6-a1")
+    assert dict(why.facts)["replacement_wait"].total_seconds() == 30 * 60
+    short = find(rec, "r7", None, "credit")
+    # −1.00 − (−3.20) = 2.20 over-billed: less credit than the terms give
+    assert amounts(short) == ("over_billed", Decimal("-3.20"), Decimal("-1.00"), Decimal("2.20"))
+    # the charges of r6 and r7 match, allocation by allocation
+    for run in ("r6", "r7"):
+        for alloc, owed in (("a1", "32.00"), ("a2", "16.00")):
+            c = find(rec, run, alloc, "charge")
+            assert amounts(c) == ("matched", Decimal(owed), Decimal(owed), 0)
+
+
+def test_an_unexplained_credit_is_unexpected(rec: ContractReconciliation) -> None:
+    c = find(rec, "r1", None, "credit")
+    # −0.50 invoiced, nothing expected: under-billed direction, 0.50
+    assert amounts(c) == ("unexpected", None, Decimal("-0.50"), Decimal("-0.50"))
+
+
+def test_run_level_lines_by_month(rec: ContractReconciliation) -> None:
+    march = [c for c in rec.lines if c.run_id == "r8" and c.month == "2026-03"]
+    # a1 2.00 + a2 2.00 = 4.00 against the one run-level line of 4.00
+    assert [amounts(c) for c in march] == [("matched", Decimal("4.00"), Decimal("4.00"), 0)]
+    assert march[0].alloc_id is None
+    assert [b.alloc_id for b in march[0].basis] == ["r8-a1", "r8-a2"]
+    april = [c for c in rec.lines if c.run_id == "r8" and c.month == "2026-04"]
+    assert [amounts(c) for c in april] == [("unexpected", None, Decimal("1.00"), Decimal("1.00"))]
+    # the allocations are not also reported missing: the run-level line covers them
+    assert not [c for c in rec.lines if c.run_id == "r8" and c.alloc_id is not None]
+
+
+def test_the_summary_by_hand(rec: ContractReconciliation) -> None:
+    s = {k: (v.count, v.amount) for k, v in rec.summary().items()}
+    assert s == {
+        # r1, r6 a1 a2, r7 a1 a2, r8 March: all exact
+        "matched": (6, Decimal(0)),
+        # r2 0.50 + r7 credit 2.20 = 2.70
+        "over_billed": (2, Decimal("2.70")),
+        # r3 0.13
+        "under_billed": (1, Decimal("0.13")),
+        # |4.00| (r4) + |−3.20| (r6 credit) = 7.20
+        "missing": (2, Decimal("7.20")),
+        # 11.20 (r5) + |−0.50| (r1 credit) + 1.00 (r8 April) = 12.70
+        "unexpected": (3, Decimal("12.70")),
+    }
+
+
+def test_the_months_and_the_claims_by_hand(rec: ContractReconciliation) -> None:
+    march, april = rec.months()
+    # expected: 2.00 + 6.00 + 4.13 + 4.00 + (32 + 16 − 3.20) × 2 + 4.00 = 109.73
+    # invoiced: 2.00 − 0.50 + 6.50 + 4.00 + 11.20 + 48.00 + 48.00 − 1.00 + 4.00 = 122.20
+    # over: 0.50 + 11.20 + 3.20 + 2.20 = 17.10; under: 0.50 + 0.13 + 4.00 = 4.63
+    assert (march.month, march.expected, march.invoiced) == (
+        "2026-03",
+        Decimal("109.73"),
+        Decimal("122.20"),
+    )
+    assert (march.over_billed, march.under_billed) == (Decimal("17.10"), Decimal("4.63"))
+    assert (april.expected, april.invoiced, april.over_billed) == (0, Decimal("1.00"), 1)
+    # charges beyond the terms: 0.50 + 11.20 + 1.00 = 12.70; credits owed: 3.20 + 2.20 = 5.40
+    assert rec.claims() == (Decimal("12.70"), Decimal("5.40"))
+    # credits due: −3.20 × 2 = −6.40; credited: −0.50 − 1.00 = −1.50
+    assert rec.credits() == (Decimal("-6.40"), Decimal("-1.50"))
+
+
+def test_every_ledger_line_is_compared_once(rec: ContractReconciliation) -> None:
+    net = rec.contract.money(rec.contract.totals.net_minor)
+    assert sum((c.expected or 0 for c in rec.lines), Decimal(0)) == net
+    invoiced = sum(
+        (Decimal(e["amount"]) for e in EVENTS if e["event"] in ("charge", "credit")), Decimal(0)
+    )
+    assert sum((c.invoiced or 0 for c in rec.lines), Decimal(0)) == invoiced
+
+
+def test_the_tolerance_turns_small_differences_into_matches() -> None:
+    (r,) = reconcile(
+        terms_from_text(CONTRACT, "c.spot"), trace_frame(EVENTS), tolerance=Decimal("0.50")
+    ).contracts
+    # |0.50| ≤ 0.50 and |−0.13| ≤ 0.50 now match; the difference is still shown, exactly
+    c = find(r, "r2", "a1", "charge")
+    assert (c.status, c.difference) == ("matched", Decimal("0.50"))
+    assert find(r, "r3", "a1", "charge").status == "matched"
+    assert r.summary()["matched"].amount == Decimal("0.63")
+    # missing and unexpected stay what they are
+    assert find(r, "r4", "a1", "charge").status == "missing"
+
+
+def test_no_invoice_lines_at_all_is_every_charge_missing() -> None:
+    bare = [e for e in EVENTS if e["source"] != "invoice"]
+    result = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(bare))
+    (r,) = result.contracts
+    assert {c.status for c in r.lines} == {"missing"}
+    assert result.invoice_lines == 0
+    assert result.has_discrepancy
+
+
+def test_a_clean_invoice_has_no_discrepancy() -> None:
+    events = [
+        started("r1", "a1", D + "10:00", gpus=1),
+        released("r1", "a1", D + "11:00"),
+        charge("r1", "a1", D + "11:00", "2.00"),
+    ]
+    result = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events))
+    assert not result.has_discrepancy
+
+
+def test_an_invoice_in_another_currency_is_r001() -> None:
+    events = [
+        started("r1", "a1", D + "10:00", gpus=1),
+        released("r1", "a1", D + "11:00"),
+        {**charge("r1", None, D + "11:00", "2.00"), "billing_currency": "EUR"},
+    ]
+    with pytest.raises(ContractlangError) as exc:
+        reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events))
+    [d] = exc.value.diagnostics
+    assert d.code == "R001"
+    assert d.span.line == 3
+    assert d.message == "invoice line in `EUR`, but contract `c` bills in USD"
+
+
+def test_unattributed_lines_say_so() -> None:
+    events = [
+        started("r1", "a1", D + "10:00", gpus=1),
+        released("r1", "a1", D + "11:00"),
+        charge(UNATTRIBUTED, None, D + "00:00", "15.00"),
+    ]
+    (r,) = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events)).contracts
+    c = find(r, UNATTRIBUTED, None, "charge")
+    assert c.status == "unexpected"
+    assert [x.term for x in c.reasons] == ["no run key on the invoice line"]
+
+
+def test_caps_are_reasons_of_the_credit_they_cut() -> None:
+    spot = CONTRACT.replace("10% of charge", "50% of charge")
+    events = [
+        started("r1", "a1", D + "10:00", gpus=8),
+        reclaimed("r1", "a1", D + "12:00"),
+        started("r1", "a2", D + "12:30", gpus=1),
+        released("r1", "a2", D + "13:30"),
+    ]
+    (r,) = reconcile(terms_from_text(spot, "c.spot"), trace_frame(events)).contracts
+    c = find(r, "r1", None, "credit")
+    # credit 50% of 32.00 = 16.00, cut to 30% of the gross 32.00 + 2.00 = 34.00: 10.20;
+    # the cap line gives back 16.00 − 10.20 = 5.80, so −16.00 + 5.80 = −10.20 is owed
+    assert c.expected == Decimal("-10.20")
+    assert [(b.kind, b.amount) for b in c.basis] == [
+        ("credit", Decimal("-16.00")),
+        ("cap", Decimal("5.80")),
+    ]
+    assert [x.kind for x in c.reasons] == ["credit", "cap"]
+    assert c.reasons[1].term == "cap credits at 30% of gross per run"
+
+
+def test_a_generated_trace_reconciles_allocation_by_allocation() -> None:
+    spot = """\
+contract "g" {
+  currency USD
+  rate trace.price per gpu_hour when capacity == spot
+  rate 4.25 USD per gpu_hour when sku == "H100-80G"
+  rate 3.00 USD per gpu_hour
+}
+"""
+    trace = generate_trace(30, seed=4)
+    (r,) = reconcile(terms_from_text(spot, "g.spot"), trace).contracts
+    invoice = trace.filter(pl.col("source") == "invoice")
+    # every ledger line in exactly one comparison, every invoice line in exactly one
+    net = r.contract.money(r.contract.totals.net_minor)
+    assert sum((c.expected or 0 for c in r.lines), Decimal(0)) == net
+    assert sum((c.invoiced or 0 for c in r.lines), Decimal(0)) == sum(
+        invoice["amount"].to_list(), Decimal(0)
+    )
+    rows = sorted(n for c in r.lines for n in c.invoice_rows)
+    assert len(rows) == invoice.height == len(set(rows))
+    # the generator invoices every allocation: each charge comparison names its allocation
+    charges = [c for c in r.lines if c.kind == "charge"]
+    assert charges
+    assert all(c.alloc_id is not None for c in charges)
+    for c in r.lines:
+        if c.status == "matched":
+            assert c.difference == 0
+        elif c.status == "over_billed":
+            assert c.difference > 0
+        elif c.status == "under_billed":
+            assert c.difference < 0
+
+
+def test_an_allocation_with_its_own_line_is_not_also_in_the_run_level_comparison() -> None:
+    events = [
+        # a1 and a2: 1 GPU × 1 h × 2.00 = 2.00 each; a1 is invoiced on its own line (2.00),
+        # the run-level line of 2.50 can only be for a2: over-billed by 0.50, not 2.00 + 2.00
+        started("r1", "a1", D + "10:00", gpus=1),
+        released("r1", "a1", D + "11:00"),
+        started("r1", "a2", D + "10:00", gpus=1),
+        released("r1", "a2", D + "11:00"),
+        charge("r1", "a1", D + "11:00", "2.00"),
+        charge("r1", None, D + "00:00", "2.50"),
+    ]
+    (r,) = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events)).contracts
+    assert [(c.alloc_id, c.status, c.expected, c.invoiced) for c in r.lines] == [
+        ("a1", "matched", Decimal("2.00"), Decimal("2.00")),
+        (None, "over_billed", Decimal("2.00"), Decimal("2.50")),
+    ]
+    assert [b.alloc_id for b in r.lines[1].basis] == ["a2"]

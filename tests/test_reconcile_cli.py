@@ -1,0 +1,148 @@
+"""`contractlang reconcile` at the command line, and the worked audit of docs/reconcile.md: a
+sacct export and a FOCUS invoice for March 2025, imported, joined and reconciled, every figure
+computed by hand."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import polars as pl
+import pytest
+from support.cli import no_traceback, run
+from support.events import frame as trace_frame
+from test_reconcile import CONTRACT, EVENTS
+
+from contractlang.importers import import_focus, import_sacct
+from contractlang.reconcile import ContractReconciliation, reconcile
+from contractlang.trace import load_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+AUDIT = ROOT / "examples" / "audit"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    trace_frame(EVENTS).write_parquet(tmp_path / "t.parquet")
+    return tmp_path
+
+
+def test_exit_1_on_a_discrepancy_and_the_summary_fits_80_columns(files: Path) -> None:
+    result = run("reconcile", files / "c.spot", files / "t.parquet")
+    assert result.exit_code == 1, result.output
+    text = result.output
+    assert all(len(line) <= 80 for line in text.splitlines()), text
+    assert "2026-03" in text
+    assert "largest discrepancies" in text
+    # the largest: r5's 11.20, invoiced although the contract excludes it
+    assert "1. 11.20 USD over-billed: charge of allocation r5-a1 (run r5)" in text
+    assert 'excluded by "reclaimed in the first hour" (line 6)' in text
+    # the dispute letter: 12.70 of charges + 5.40 of credits owed = 18.10 to claim
+    assert "charges beyond the terms" in text
+    claim = next(line for line in text.splitlines() if "to claim from the provider" in line)
+    assert claim.split()[-1] == "18.10"
+
+
+def test_json_is_stable_and_exact(files: Path) -> None:
+    first = run("reconcile", files / "c.spot", files / "t.parquet", "--format", "json")
+    second = run("reconcile", files / "c.spot", files / "t.parquet", "--format", "json")
+    assert first.exit_code == 1
+    assert first.output == second.output
+    doc = json.loads(first.output)
+    assert doc["schema"] == "contractlang.reconcile/1"
+    assert (doc["tolerance"], doc["discrepancy"]) == ("0.00", True)
+    assert str(files) not in first.output
+    (c,) = doc["contracts"]
+    assert c["summary"]["missing"] == {"count": 2, "amount": "7.20"}
+    assert c["totals"]["credits_owed"] == "5.40"
+    assert [m["month"] for m in c["months"]] == ["2026-03", "2026-04"]
+    line = next(x for x in c["lines"] if x["alloc_id"] == "r3-a1")
+    assert {k: line[k] for k in ("kind", "status", "expected", "invoiced", "difference")} == {
+        "kind": "charge",
+        "status": "under_billed",
+        "expected": "4.13",
+        "invoiced": "4.00",
+        "difference": "-0.13",
+    }
+    assert (line["term"], line["line"]) == ("rate 2.00 USD per gpu_hour", 3)
+    r5 = next(x for x in c["lines"] if x["alloc_id"] == "r5-a1")
+    assert r5["reasons"][0]["facts"] == {"end_reason": "reclaimed", "runtime": "42 min"}
+
+
+def test_out_writes_every_comparison_for_a_dispute(files: Path) -> None:
+    out = files / "dispute.csv"
+    result = run("reconcile", files / "c.spot", files / "t.parquet", "--out", out)
+    assert result.exit_code == 1
+    table = pl.read_csv(out, infer_schema=False)
+    # one row per comparison: 6 matched + 2 over + 1 under + 2 missing + 3 unexpected = 14
+    assert table.height == 14
+    row = table.filter(pl.col("alloc_id") == "r2-a1").row(0, named=True)
+    assert (row["status"], row["difference"]) == ("over_billed", "0.50")
+    assert table.columns[:3] == ["contract", "run_id", "alloc_id"]
+
+
+def test_tolerance_and_bad_flags(files: Path) -> None:
+    ok = run("reconcile", files / "c.spot", files / "t.parquet", "--tolerance", "20 USD")
+    assert ok.exit_code == 0, ok.output  # every difference here is at most 11.20
+    assert "no discrepancy beyond the tolerance" in ok.output
+    for args, message in (
+        (["--tolerance", "-1"], "not an amount of money of 0 or more"),
+        (["--tolerance", "abc"], "not an amount of money"),
+        (["--tolerance", "1e999999"], "not an amount of money"),
+        (["--tolerance", "1 USD extra"], "not an amount of money"),
+        (["--tolerance", "0.05 EUR"], "is in EUR, but contract `c` bills in USD"),
+        (["--out", files / "x.txt"], "must end in"),
+    ):
+        result = run("reconcile", files / "c.spot", files / "t.parquet", *args)
+        no_traceback(result)
+        assert result.exit_code == 2, result.output
+        assert message in result.output
+
+
+# --------------------------------------------------------------------------- the worked audit
+
+
+@pytest.fixture(scope="module")
+def audit() -> ContractReconciliation:
+    jobs = import_sacct(AUDIT / "sacct-2025-03.txt", "America/New_York", capacity="spot")
+    invoice = import_focus(AUDIT / "invoice-2025-03.csv", "tag:slurm_job")
+    # the two imported traces read as one, as `reconcile terms jobs invoice` reads them
+    trace = load_trace([jobs.events, invoice.events])
+    (only,) = reconcile([AUDIT / "northwind-h100.spot"], trace).contracts
+    return only
+
+
+def test_the_audit_month_by_month(audit: ContractReconciliation) -> None:
+    feb, march = audit.months()
+    # February: only the −3.00 correction for job 6990, which this month's jobs do not explain
+    assert (feb.month, feb.expected, feb.invoiced, feb.under_billed) == (
+        "2025-02",
+        0,
+        Decimal("-3.00"),
+        Decimal("3.00"),
+    )
+    # March, expected: 7001 42.00 + 268.80 (7001#2 excluded) − 4.20 credit; 7002 70.56 (4 h 12
+    # min billed) + 134.40 − 7.06; 7003 4 GPUs × 4 h 20 min × 1.10 = 19.07; 7005 16 × 7 h × 2.10
+    # = 235.20; 7006_1 2 × 2.5 h × 2.10 = 10.50; 7006_2 2 × 13 min × 2.10 = 0.91: 770.18
+    # invoiced: 321.78 + 204.85 − 7.06 + 19.07 + 268.80 + 10.50 + 0.87 + 15.00 = 833.81
+    assert (march.expected, march.invoiced) == (Decimal("770.18"), Decimal("833.81"))
+    # over: 10.98 (7001#2 billed) + 4.20 (credit not given) + 33.60 (7005 billed 8 h for 7)
+    # + 15.00 (support, no run) = 63.78; under: 0.11 (7002) + 0.04 (7006_2) = 0.15
+    assert (march.over_billed, march.under_billed) == (Decimal("63.78"), Decimal("0.15"))
+    assert audit.claims() == (Decimal("59.58"), Decimal("4.20"))
+
+
+def test_the_audit_names_the_reasons(audit: ContractReconciliation) -> None:
+    top = audit.largest()
+    assert [(c.run_id, c.kind, c.difference) for c in top] == [
+        ("7005", "charge", Decimal("33.60")),
+        ("unattributed", "charge", Decimal("15.00")),
+        ("7001", "charge", Decimal("10.98")),
+        ("7001", "credit", Decimal("4.20")),
+        ("6990", "credit", Decimal("-3.00")),
+    ]
+    why = top[2].reasons[0]
+    assert (why.alloc_id, why.term) == ("7001#2", "reclaimed in the first hour")
+    assert dict(why.facts)["runtime"].total_seconds() == 39 * 60 + 12
