@@ -662,7 +662,7 @@ contract "late" {
     ) in explain_run(c, "r1").splitlines()
 
 
-def test_an_amount_beyond_exact_decimal_range_is_a_clean_error() -> None:
+def test_a_year_of_a_thousand_gpus_is_billed_exactly() -> None:
     spot = """\
 contract "decade" {
   currency USD
@@ -671,14 +671,33 @@ contract "decade" {
 """
     events = [
         started("r1", "a1", "2025-01-01 00:00", gpus=1000),
-        released("r1", "a1", "2026-01-01 00:00"),
+        released("r1", "a1", "2026-01-01 00:00:01"),
     ]
-    # 100.00 × 1000 GPUs × 365 × 86400 × 10^6 µs = 3.1536 × 10^18 ≥ 10^18 before ÷ 3.6 × 10^9
+    # 100.00 × 1000 GPUs × (365 × 86400 + 1) s × 10^6 µs ≈ 3.15 × 10^18: too wide for 18
+    # integer digits taken whole, so the time is split at whole hours (8,760 h + 1 s):
+    # 100.00 × 1000 × 8760 = 876,000,000.00; 100.00 × 1000 × 1/3600 h = 27.777… → 27.78
+    c = contract_result(spot, events)
+    assert c.totals.gross_minor == 87_600_002_778
+
+
+def test_an_amount_beyond_exact_decimal_range_is_a_clean_error() -> None:
+    spot = """\
+contract "huge" {
+  currency USD
+  rate 1000.00 USD per gpu_hour
+}
+"""
+    events = [
+        started("r1", "a1", "2025-01-01 00:00", gpus=1_000_000),
+        released("r1", "a1", "2025-01-01 00:59:59"),
+    ]
+    # under an hour, so all of it is the remainder: 1000.00 × 10^6 GPUs × 3,599 × 10^6 µs =
+    # 3.599 × 10^18 ≥ 10^18 before ÷ 3.6 × 10^9
     with pytest.raises(ContractlangError) as exc:
         evaluate_text(spot, events)
     assert codes(exc) == ["E405"]
     assert exc.value.diagnostics[0].message == (
-        "contract `decade` computes an amount too large to keep exactly "
+        "contract `huge` computes an amount too large to keep exactly "
         "for allocation `a1` of run `r1`"
     )
 

@@ -37,8 +37,24 @@ def minor_units(expr: pl.Expr, s: Settings) -> pl.Expr:
     return (rounded * pl.lit(s.minor, dtype=dec(0))).cast(pl.Int64)
 
 
-def micros_val(column: str) -> Val:
-    return Val(pl.col(column).cast(dec(0)), "num", 0, MICROS)
+def price_times_time(per_gpu: Val, us: pl.Expr) -> pl.Expr:
+    """``per_gpu`` (money per GPU and unit of time, with its factor) × ``us`` microseconds, as
+    money at :data:`MONEY_SCALE`, exact, without any intermediate wider than one unit of the
+    price's own time.
+
+    With ``f`` the factor per microsecond written ``n/d``, ``us = w·d + r`` (``0 <= r < d``):
+    ``p·us·n/d = p·w·n + p·r·n/d``. The first term is exact at ``p``'s scale (at most
+    :data:`MONEY_SCALE` places), so it passes through the rounding of the second unchanged —
+    the sum is the same number, at the same 20 places, as ``p·us·n/d`` computed whole, but
+    ``p·us`` need not fit 18 integer digits (10,000 GPUs for a year at 3.50 USD per GPU-hour is
+    1.1 × 10^18 GPU-µs·USD; ``p·w`` is 3.1 × 10^8)."""
+    f = per_gpu.factor * MICROS
+    d = f.denominator
+    whole = (us // d).cast(dec(0))
+    rest = (us % d).cast(dec(0))
+    exact = mul(per_gpu, Val(whole, "num", 0, d * MICROS))  # factor f·d = n: no division
+    tail = mul(per_gpu, Val(rest, "num", 0, MICROS))
+    return to_money(exact) + to_money(tail)
 
 
 def apply_contract(
@@ -123,15 +139,13 @@ def apply_contract(
     per_gpu = mul(price, Val(pl.col("gpus").cast(dec(0)), "num", 0))
     money = {
         "price_per_gpu_hour": to_money(Val(price.expr, "num", scale, factor * 3600)),
-        "charge": to_money(mul(per_gpu, micros_val("billable_us"))),
+        "charge": price_times_time(per_gpu, pl.col("billable_us")),
     }
     if _reads(credits, "replayed_cost"):
         replay_us = pl.min_horizontal(
             pl.col("replayed_time").dt.total_microseconds(), pl.col("billable_us")
         )
-        money["replayed_cost"] = to_money(
-            mul(per_gpu, Val(replay_us.cast(dec(0)), "num", 0, MICROS))
-        )
+        money["replayed_cost"] = price_times_time(per_gpu, replay_us)
     else:  # no term reads it: not worth a column of decimal products
         money["replayed_cost"] = pl.lit(None, dtype=dec(MONEY_SCALE))
     lf = lf.with_columns(**money).drop("_price")
