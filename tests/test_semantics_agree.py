@@ -9,11 +9,13 @@ from decimal import Decimal
 from fractions import Fraction
 
 import polars as pl
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from contractlang.compile import Env, compile_expr
 from contractlang.evaluate.budget import row_value
+from contractlang.evaluate.rational import Rational, Unsupported, compile_rational
 from contractlang.lang import ast
 
 NUMS = ("reclaims", "failures", "allocations")  # per-run plain numbers
@@ -140,3 +142,69 @@ def test_coalesce_passes_over_a_constant_that_is_none() -> None:
     runs = frame([{**dict.fromkeys((*NUMS, FLAG)), "reclaims": 2}, dict.fromkeys((*NUMS, FLAG))])
     assert compiled(e, runs) == [Fraction(2), None]
     assert [row_value(e, r) for r in runs.iter_rows(named=True)] == [Fraction(2), None]
+
+
+# --------------------------------------------------------------------------- rational columns
+
+# Numbers with division anywhere, and conditions over them: what budgets compute as exact
+# fractions in 128-bit columns (:mod:`contractlang.evaluate.rational`).
+with_quotients: st.SearchStrategy[ast.Expr] = st.recursive(
+    st.one_of(st.sampled_from([ast.Name(n) for n in NUMS]), st.integers(-3, 3).map(num)),
+    lambda inner: st.one_of(
+        st.builds(ast.Binary, st.sampled_from(["+", "-", "*", "/"]), inner, inner),
+        st.builds(lambda a: ast.Unary("-", a), inner),
+        st.builds(lambda a, b: ast.Call("coalesce", (a, b)), inner, inner),
+        st.builds(
+            lambda f, a, b: ast.Call(f, (a, b)), st.sampled_from(["min", "max"]), inner, inner
+        ),
+    ),
+    max_leaves=7,
+)
+quotient_conditions: st.SearchStrategy[ast.Expr] = st.recursive(
+    st.one_of(
+        st.just(ast.Name(FLAG)),
+        st.builds(
+            ast.Compare,
+            st.sampled_from(["==", "!=", "<", "<=", ">", ">="]),
+            with_quotients,
+            with_quotients,
+        ),
+        st.builds(lambda v, a: ast.In(v, (num(a), num(-a))), with_quotients, st.integers(-3, 3)),
+    ),
+    lambda inner: st.one_of(
+        st.builds(ast.Logic, st.sampled_from(["and", "or"]), inner, inner),
+        st.builds(lambda a: ast.Unary("not", a), inner),
+    ),
+    max_leaves=5,
+)
+
+
+def rational(e: ast.Expr, runs: pl.DataFrame) -> list[object]:
+    got = compile_rational(e, runs)
+    if isinstance(got, Rational):
+        pairs = runs.with_columns(n=got.num, d=got.den).select("n", "d").rows()
+        return [None if n is None else Fraction(n, d) for n, d in pairs]
+    return runs.with_columns(got.alias("_v"))["_v"].to_list()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(with_quotients, quotient_conditions), runs_strategy)
+def test_rational_columns_agree_with_the_row_interpreter_exactly(
+    e: ast.Expr, rows: list[dict[str, object]]
+) -> None:
+    runs = frame(rows)
+    try:
+        got = rational(e, runs)
+    except Unsupported:  # only when an intermediate could pass 2^126
+        return
+    assert got == [row_value(e, r) for r in runs.iter_rows(named=True)]
+
+
+def test_an_expression_too_wide_for_128_bits_goes_run_by_run() -> None:
+    # (reclaims × reclaims × …) 20 times: |x|^20 with |x| up to 10^3 is 10^60 > 2^126
+    e: ast.Expr = ast.Name("reclaims")
+    for _ in range(19):
+        e = ast.Binary("*", e, ast.Name("reclaims"))
+    runs = frame([{**dict.fromkeys((*NUMS, FLAG)), "reclaims": 1000}])
+    with pytest.raises(Unsupported):
+        compile_rational(e, runs)

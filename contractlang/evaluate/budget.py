@@ -18,6 +18,9 @@ import polars as pl
 
 from contractlang.compile import Env, compile_expr
 from contractlang.errors import InternalError
+from contractlang.evaluate.bounds import Bounded, decides, interval
+from contractlang.evaluate.quotients import Quotients, aggregate_quotients
+from contractlang.evaluate.rational import Rational, Unsupported, compile_rational
 from contractlang.evaluate.results import BudgetResult, DisplayUnit, RequirementResult, Verdict
 from contractlang.lang import ast, exact
 from contractlang.lang.numbers import MICROS_PER_SECOND, micros
@@ -26,6 +29,7 @@ from contractlang.lang.types import UNITS, is_currency_code
 from contractlang.lang.vocabulary import COMPARE, COUNTING_AGGREGATES, FLIP, percentile
 
 Value = exact.Value
+_I128 = 2**127 - 1
 
 
 def budget_currencies(budget: ast.Budget) -> list[tuple[str, ast.Quantity]]:
@@ -50,10 +54,10 @@ def evaluate_budget(budget: ast.Budget, runs: pl.DataFrame, text_of: str | None)
         left_is_value = ast.has_aggregate(cmp.left)
         value_side, limit_side = (cmp.left, cmp.right) if left_is_value else (cmp.right, cmp.left)
         op = cmp.op if left_is_value else FLIP[cmp.op]
-        value = _number(_eval(value_side, runs, env))
         limit = _number(_eval(limit_side, runs, env))
         if limit is None:
             raise InternalError("a budget limit evaluated to none")
+        value = _measure(value_side, limit, runs, env)
         if value is None:
             verdict: Verdict = "not measurable"
         else:
@@ -65,6 +69,43 @@ def evaluate_budget(budget: ast.Budget, runs: pl.DataFrame, text_of: str | None)
             )
         )
     return BudgetResult(budget.name, budget.span.line, tuple(results))
+
+
+def _measure(e: ast.Expr, limit: Fraction, runs: pl.DataFrame, env: Env) -> Fraction | None:
+    """The value of a requirement's measured side. Aggregates known only between bounds (sums
+    and means of quotients) are resolved exactly only when the bounds cannot decide the
+    verdict and every figure shown (:func:`~contractlang.evaluate.bounds.decides`); otherwise
+    the value is their lower bound's, which shows the same digits and verdict."""
+    found: dict[int, Value | Bounded] = {}
+
+    def known(node: ast.Expr) -> Value | Bounded:
+        if id(node) not in found:
+            if not (isinstance(node, ast.Call) and ast.is_aggregate_call(node)):
+                raise InternalError(f"cannot evaluate {type(node).__name__} at budget level")
+            found[id(node)] = aggregate(node, runs, env)
+        return found[id(node)]
+
+    def low(node: ast.Expr) -> Value:
+        got = known(node)
+        return got.low if isinstance(got, Bounded) else got
+
+    value = _number(exact.evaluate(e, low))
+    if not any(isinstance(v, Bounded) for v in found.values()):
+        return value
+
+    def bounded(node: ast.Expr) -> Fraction | Bounded | None:
+        got = known(node)
+        return got if isinstance(got, (Fraction, Bounded)) else None
+
+    iv = interval(e, bounded)
+    if iv is not None and decides(iv[0], iv[1], limit):
+        return value
+
+    def resolved(node: ast.Expr) -> Value:
+        got = known(node)
+        return got.exact() if isinstance(got, Bounded) else got
+
+    return _number(exact.evaluate(e, resolved))
 
 
 def _text(req: ast.Require, text: str | None) -> str:
@@ -100,7 +141,8 @@ def _eval(e: ast.Expr, runs: pl.DataFrame, env: Env) -> Value:
 
     def leaf(node: ast.Expr) -> Value:
         if isinstance(node, ast.Call) and ast.is_aggregate_call(node):
-            return aggregate(node, runs, env)
+            got = aggregate(node, runs, env)
+            return got.exact() if isinstance(got, Bounded) else got
         raise InternalError(f"cannot evaluate {type(node).__name__} at budget level")
 
     return exact.evaluate(e, leaf)
@@ -111,9 +153,10 @@ def _exact(value: object) -> Fraction:
     return Fraction(Decimal(value)) if not isinstance(value, int) else Fraction(value)  # type: ignore[arg-type]
 
 
-def aggregate(call: ast.Call, runs: pl.DataFrame, env: Env) -> Value:
+def aggregate(call: ast.Call, runs: pl.DataFrame, env: Env) -> Value | Bounded:
     """One aggregate over the runs, computed by polars on exact decimals (sums of decimals
-    are exact; means divide once, as Fractions) — no float anywhere."""
+    are exact; means divide once, as Fractions) — no float anywhere. Aggregates of quotients
+    go to :mod:`~contractlang.evaluate.quotients`."""
     if any(isinstance(n, ast.Binary) and n.op == "/" for n in ast.walk(call.args[0])):
         return _aggregate_quotients(call, runs)
     val = compile_expr(call.args[0], env)
@@ -141,32 +184,57 @@ def aggregate(call: ast.Call, runs: pl.DataFrame, env: Env) -> Value:
     return result / row["n"] if call.func == "mean" else result
 
 
-def _aggregate_quotients(call: ast.Call, runs: pl.DataFrame) -> Value:
-    """An aggregate whose argument divides, computed run by run with Fractions: a quotient
-    such as ``lost_gpu_time / metered_gpu_time`` = 1/3 has no finite decimal, and the mean of
-    1/3, 1/3, 1/3 and 0 must be exactly 1/4, not 0.2499… from quotients cut to 20 places."""
+def _aggregate_quotients(call: ast.Call, runs: pl.DataFrame) -> Value | Bounded:
+    """An aggregate whose argument divides: a quotient such as ``lost_gpu_time /
+    metered_gpu_time`` = 1/3 has no finite decimal, and the mean of 1/3, 1/3, 1/3 and 0 must
+    be exactly 1/4, not 0.2499… from quotients cut to 20 places. The argument is computed as
+    exact fractions in 128-bit columns (:mod:`~contractlang.evaluate.rational`), or, when it
+    does not fit them, run by run with Fractions (:func:`row_value`)."""
     arg = call.args[0]
+    try:
+        compiled = compile_rational(arg, runs)
+    except Unsupported:
+        compiled = None
+    if isinstance(compiled, Rational) and call.func not in COUNTING_AGGREGATES:
+        frame = runs.select(num=compiled.num, den=compiled.den)
+        return aggregate_quotients(call.func, Quotients.of_columns(frame, Fraction(1)))
+    if isinstance(compiled, pl.Expr) and call.func in COUNTING_AGGREGATES:
+        said = runs.with_columns(compiled.alias("_v")).get_column("_v")
+        return _counted(call.func, int(said.sum()), said.count())
     names = sorted({n.name for n in ast.walk(arg) if isinstance(n, ast.Name)} & set(runs.columns))
     rows = runs.select(names).iter_rows(named=True) if names else ({} for _ in range(runs.height))
     values = [row_value(arg, row) for row in rows]
     if call.func in COUNTING_AGGREGATES:
         true = sum(1 for x in values if x is True)
-        known = sum(1 for x in values if isinstance(x, bool))
-        if call.func == "count":
-            return Fraction(true)
-        return None if known == 0 else Fraction(true, known)
-    nums = sorted(x for x in values if isinstance(x, Fraction))
+        return _counted(call.func, true, sum(1 for x in values if isinstance(x, bool)))
+    nums = [x for x in values if isinstance(x, Fraction)]
+    if all(abs(x.numerator) <= _I128 and x.denominator <= _I128 for x in nums):
+        pairs = [(x.numerator, x.denominator) for x in nums]
+        return aggregate_quotients(call.func, Quotients.of_pairs(pairs, Fraction(1)))
+    return _exact_aggregate(call.func, nums)
+
+
+def _counted(func: str, true: int, known: int) -> Fraction | None:
+    """``count`` (runs where true) or ``share`` (of the runs where not none)."""
+    if func == "count":
+        return Fraction(true)
+    return None if known == 0 else Fraction(true, known)
+
+
+def _exact_aggregate(func: str, nums: list[Fraction]) -> Fraction | None:
+    """Exact Fractions, for per-run values beyond 128 bits (slow, and rare)."""
     if not nums:
         return None
-    pct = percentile(call.func)
+    ordered = sorted(nums)
+    pct = percentile(func)
     if pct is not None:
-        return _interpolate(nums, Fraction(pct, 100))
-    if call.func in ("sum", "mean"):
-        total = sum(nums, Fraction(0))
-        return total / len(nums) if call.func == "mean" else total
-    if call.func in ("min", "max"):
-        return nums[0] if call.func == "min" else nums[-1]
-    raise InternalError(f"unknown aggregate `{call.func}`")
+        return _interpolate(ordered, Fraction(pct, 100))
+    if func in ("sum", "mean"):
+        total = sum(ordered, Fraction(0))
+        return total / len(ordered) if func == "mean" else total
+    if func in ("min", "max"):
+        return ordered[0] if func == "min" else ordered[-1]
+    raise InternalError(f"unknown aggregate `{func}`")
 
 
 def _ranks(n: int, q: Fraction) -> tuple[int, int, Fraction]:
@@ -183,6 +251,7 @@ def _interpolate(ordered: list[Fraction], q: Fraction) -> Fraction:
 
 
 RowValue = exact.Value
+_I128 = 2**127 - 1
 
 
 def _cell(v: object) -> RowValue:
