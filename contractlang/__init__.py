@@ -12,23 +12,62 @@ The Python API mirrors the command line::
 
 from __future__ import annotations
 
-from contractlang.check import CheckResult, check
-from contractlang.errors import ContractlangError, ExitCode
-from contractlang.evaluate.engine import evaluate_facts
-from contractlang.evaluate.results import ContractResult, Evaluation
-from contractlang.fmt import format_file
-from contractlang.lang.terms import Terms
-from contractlang.pipeline.evaluation import evaluate
-from contractlang.pipeline.language import (
-    ParseResult,
-    format_source,
-    load_terms,
-    parse,
-    parse_path,
-    terms_from_text,
-)
-from contractlang.trace import derive_facts, generate_trace, load_trace
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from contractlang.version import __version__
+
+if TYPE_CHECKING:
+    from contractlang.check import CheckResult, check
+    from contractlang.errors import ContractlangError, ExitCode
+    from contractlang.evaluate.engine import evaluate_facts
+    from contractlang.evaluate.results import ContractResult, Evaluation
+    from contractlang.fmt import format_file
+    from contractlang.lang.terms import Terms
+    from contractlang.pipeline.evaluation import evaluate
+    from contractlang.pipeline.language import (
+        ParseResult,
+        format_source,
+        load_terms,
+        parse,
+        parse_path,
+        terms_from_text,
+    )
+    from contractlang.trace import derive_facts, generate_trace, load_trace
+
+#: Where each public name lives. Imported when first used, so ``contractlang --version``,
+#: ``check`` and ``fmt`` never load polars (PEP 562).
+_HOMES = {
+    "CheckResult": "contractlang.check",
+    "check": "contractlang.check",
+    "ContractlangError": "contractlang.errors",
+    "ExitCode": "contractlang.errors",
+    "evaluate_facts": "contractlang.evaluate.engine",
+    "ContractResult": "contractlang.evaluate.results",
+    "Evaluation": "contractlang.evaluate.results",
+    "format_file": "contractlang.fmt",
+    "Terms": "contractlang.lang.terms",
+    "evaluate": "contractlang.pipeline.evaluation",
+    "ParseResult": "contractlang.pipeline.language",
+    "format_source": "contractlang.pipeline.language",
+    "load_terms": "contractlang.pipeline.language",
+    "parse": "contractlang.pipeline.language",
+    "parse_path": "contractlang.pipeline.language",
+    "terms_from_text": "contractlang.pipeline.language",
+    "derive_facts": "contractlang.trace",
+    "generate_trace": "contractlang.trace",
+    "load_trace": "contractlang.trace",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'contractlang' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CheckResult",

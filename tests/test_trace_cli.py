@@ -11,8 +11,8 @@ from support.cli import no_traceback
 from support.cli import run as run_cli
 from typer.testing import Result
 
-from contractlang.cli import files
-from contractlang.lang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
+from contractlang.cli import common, tables
+from contractlang.lang.frames import ALLOCATION_SCHEMA, RUN_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "run_id,alloc_id,ts,source,event,gpus,step"
@@ -170,7 +170,7 @@ def test_generate_reports_a_failed_write_cleanly(
     def refuse(frame: pl.DataFrame, path: Path, kind: str | None = None) -> None:
         raise OSError(f"Permission denied (os error 13): {path}")  # as polars raises it
 
-    monkeypatch.setattr(files, "write_trace", refuse)
+    monkeypatch.setattr(tables, "write_trace", refuse)
     out = tmp_path / "g.ndjson"
     result = run("generate", "--runs", "2", "--out", str(out))
     no_traceback(result)
@@ -187,7 +187,7 @@ def test_generate_reports_a_failed_write_cleanly(
     ],
 )
 def test_os_reason(exc: OSError, reason: str) -> None:
-    assert files.os_reason(exc) == reason
+    assert common.os_reason(exc) == reason
 
 
 def test_generate_is_deterministic_and_valid(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from support.events import TRACE_SCHEMA, at
 from support.events import event as ev
 from support.events import started as start
 
-from contractlang.lang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA
+from contractlang.lang.frames import ALLOCATION_SCHEMA, RUN_SCHEMA
 from contractlang.trace import asof, derive_facts, generate_trace, load_trace
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import keyword
+import sys
 from typing import Any
 
 import typer
@@ -30,15 +31,10 @@ _typer_usage_name = TyperArgument._usage_display_name
 TyperArgument.display_type_rich = _no_python_types  # type: ignore[method-assign,assignment]
 TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
 
-app = typer.Typer(
-    name="contractlang",
-    help="Evaluate spot GPU contract terms against usage traces.\n\n"
+HELP = (
+    "Evaluate spot GPU contract terms against usage traces.\n\n"
     "Exit codes: 0 ok (every budget met), 1 a budget not met, a file not formatted or an "
-    "invoice that disagrees with the terms, 2 bad input, 3 internal error.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+    "invoice that disagrees with the terms, 2 bad input, 3 internal error."
 )
 
 
@@ -48,7 +44,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
@@ -71,10 +66,48 @@ COMMANDS: list[str] = [
     "trace",
 ]
 
-for _name in COMMANDS:
-    _module = _name + "_" if keyword.iskeyword(_name) else _name
-    importlib.import_module(f"contractlang.cli.{_module}").register(app)
+
+def make_app(commands: list[str]) -> typer.Typer:
+    """The typer app with ``commands`` registered (each imports its module, and what it
+    needs, only here)."""
+    built = typer.Typer(
+        name="contractlang",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    built.callback()(_root)
+    for name in commands:
+        module = name + "_" if keyword.iskeyword(name) else name
+        importlib.import_module(f"contractlang.cli.{module}").register(built)
+    return built
+
+
+def wanted(argv: list[str]) -> list[str]:
+    """The commands a command line needs registered: the one it names, none for
+    ``--version`` alone, every one otherwise (``--help``, a mistyped name).
+
+    >>> wanted(["check", "a.spot"]), wanted(["--version"]), len(wanted(["chekc"]))
+    (['check'], [], 9)
+    """
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first in COMMANDS:
+        return [first]
+    return [] if argv == ["--version"] else COMMANDS
 
 
 def main() -> None:
-    app()
+    """The ``contractlang`` entry point: only the command asked for is imported, so
+    ``--version``, ``check`` and ``fmt`` start without loading polars."""
+    make_app(wanted(sys.argv[1:]))(prog_name="contractlang")
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: every command registered (tests, ``python -m``, docs), built when first
+    used."""
+    if name == "app":
+        globals()["app"] = built = make_app(COMMANDS)
+        return built
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ from contractlang.cli.common import (
     print_diagnostics,
     write_stdout,
 )
-from contractlang.cli.files import Outputs, write_table
+from contractlang.cli.files import Outputs
 from contractlang.cli.inputs import progress_status, split_terms_and_traces
 from contractlang.cli.reading import (
     DEFAULT_CLOCK_SKEW,
@@ -26,6 +26,7 @@ from contractlang.cli.reading import (
     reading,
     write_set_aside,
 )
+from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
 from contractlang.evaluate.results import Evaluation
 from contractlang.pipeline.evaluation import evaluate

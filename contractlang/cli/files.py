@@ -10,6 +10,9 @@
   file keeps its mode; a file whose mode forbids writing is refused.
 - Every failure to write is ``E501`` with the path and the reason, exit 2 — never an internal
   error.
+
+Frames (tables, traces) are written by :mod:`contractlang.cli.tables`; this module imports no
+polars, so ``fmt`` starts fast.
 """
 
 from __future__ import annotations
@@ -20,11 +23,8 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-import polars as pl
-
 from contractlang.cli.common import os_reason, write_error
 from contractlang.cli.inputs import usage_error
-from contractlang.trace.generate import write_trace
 
 TABLE_SUFFIXES = (".parquet", ".csv")
 TRACE_SUFFIXES = (".parquet", ".pq", ".csv", ".ndjson", ".jsonl")
@@ -87,16 +87,21 @@ class Outputs:
         self._taken[key] = f"`{flag} {path}`"
 
 
-def write_file(path: Path, write: Callable[[Path], object]) -> None:
+def write_file(
+    path: Path,
+    write: Callable[[Path], object],
+    failures: tuple[type[Exception], ...] = (OSError,),
+) -> None:
     """Write ``path`` by calling ``write`` with the path to write to (see the module's
-    docstring); any failure is E501 and leaves ``path`` as it was."""
+    docstring); any failure (``failures``: what ``write`` may raise) is E501 and leaves
+    ``path`` as it was."""
     target = Path(os.path.realpath(path))
     try:
         st: os.stat_result | None = target.stat()
     except OSError:
         st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
-        _guarded(path, lambda: write(target))  # a device or a FIFO: no temporary file
+        _guarded(path, lambda: write(target), failures)  # a device or a FIFO: no temporary file
         return
     if st is not None and not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise write_error(path, "the file is read-only")
@@ -108,7 +113,7 @@ def write_file(path: Path, write: Callable[[Path], object]) -> None:
     os.close(fd)
     tmp = Path(name)
     try:
-        _guarded(path, lambda: write(tmp))
+        _guarded(path, lambda: write(tmp), failures)
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except OSError as exc:
@@ -117,10 +122,13 @@ def write_file(path: Path, write: Callable[[Path], object]) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _guarded(path: Path, action: Callable[[], object]) -> None:
+def _guarded(
+    path: Path, action: Callable[[], object], failures: tuple[type[Exception], ...]
+) -> None:
+    caught: tuple[type[Exception], ...] = (OSError, *failures)
     try:
         action()
-    except (OSError, pl.exceptions.PolarsError) as exc:
+    except caught as exc:
         raise write_error(path, os_reason(exc)) from None
 
 
@@ -128,25 +136,3 @@ def _new_file_mode() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
-
-
-def write_table(frame: pl.DataFrame, path: Path) -> None:
-    """Write Parquet or CSV by extension (atomically, :func:`write_file`). CSV holds no
-    records or lists: a column of them is E501 before anything is written."""
-    if path.suffix.lower() == ".csv":
-        nested = [c for c, t in frame.schema.items() if t.is_nested()]
-        if nested:
-            raise write_error(
-                path,
-                f"CSV cannot hold column `{nested[0]}`, which holds records or lists; "
-                "write Parquet (`.parquet`) instead",
-            )
-        write_file(path, frame.write_csv)
-    else:
-        write_file(path, frame.write_parquet)
-
-
-def write_trace_file(frame: pl.DataFrame, path: Path) -> None:
-    """Write a trace by the extension of ``path`` (atomically, :func:`write_file`)."""
-    kind = path.suffix.lower()
-    write_file(path, lambda target: write_trace(frame, target, kind=kind))

@@ -19,8 +19,9 @@ from typing import Annotated
 import typer
 
 from contractlang.cli.common import exit_with, guarded, out
-from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_table, write_trace_file
+from contractlang.cli.files import TRACE_SUFFIXES, Outputs
 from contractlang.cli.inputs import parse_open_at, progress_status, usage_error
+from contractlang.cli.tables import write_table, write_trace_file
 from contractlang.diagnostics import did_you_mean
 from contractlang.errors import ExitCode
 from contractlang.importers import RunKey, import_attempts, import_focus, import_sacct

@@ -11,8 +11,9 @@ from typing import Annotated, Any
 import typer
 
 from contractlang.cli.common import err
-from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_trace_file
+from contractlang.cli.files import TRACE_SUFFIXES, Outputs
 from contractlang.cli.inputs import parse_duration, parse_on_invalid, parse_open_at
+from contractlang.cli.tables import write_trace_file
 from contractlang.trace.model import Trace
 
 OpenAt = Annotated[

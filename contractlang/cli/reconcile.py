@@ -23,7 +23,7 @@ from contractlang.cli.common import (
     print_diagnostics,
     write_stdout,
 )
-from contractlang.cli.files import Outputs, write_table
+from contractlang.cli.files import Outputs
 from contractlang.cli.inputs import progress_status, split_terms_and_traces, usage_error
 from contractlang.cli.reading import (
     DEFAULT_CLOCK_SKEW,
@@ -33,6 +33,7 @@ from contractlang.cli.reading import (
     reading,
     write_set_aside,
 )
+from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
 from contractlang.reconcile import reconcile
 from contractlang.render.reconcile_json import dispute_table, render_json

@@ -18,8 +18,9 @@ from contractlang.cli.common import (
     print_diagnostics,
     write_stdout,
 )
-from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_table, write_trace_file
+from contractlang.cli.files import TRACE_SUFFIXES, Outputs
 from contractlang.cli.inputs import progress_status, usage_error
+from contractlang.cli.tables import write_table, write_trace_file
 from contractlang.errors import ExitCode
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms

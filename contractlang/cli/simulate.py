@@ -18,8 +18,9 @@ from contractlang.cli.common import (
     write_error,
     write_stdout,
 )
-from contractlang.cli.files import Outputs, write_table
+from contractlang.cli.files import Outputs
 from contractlang.cli.inputs import progress_status, usage_error
+from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
 from contractlang.render.simulate_json import render_simulation_json
 from contractlang.render.simulate_terminal import render_simulation

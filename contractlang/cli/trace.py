@@ -22,7 +22,7 @@ from contractlang.cli.common import (
     print_diagnostics,
     write_stdout,
 )
-from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_table, write_trace_file
+from contractlang.cli.files import TRACE_SUFFIXES, Outputs
 from contractlang.cli.inputs import parse_open_at, progress_status
 from contractlang.cli.reading import (
     DEFAULT_CLOCK_SKEW,
@@ -33,6 +33,7 @@ from contractlang.cli.reading import (
     reading,
     write_set_aside,
 )
+from contractlang.cli.tables import write_table, write_trace_file
 from contractlang.errors import ContractlangError, ExitCode
 from contractlang.render.tables import csv_ready
 from contractlang.render.trace_summary import (

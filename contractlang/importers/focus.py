@@ -35,7 +35,7 @@ from contractlang.importers.text import (
     raise_row_errors,
     read_text,
 )
-from contractlang.lang.facts import TIMESTAMP
+from contractlang.lang.frames import TIMESTAMP
 
 #: The run of invoice lines that name none.
 UNATTRIBUTED = "unattributed"

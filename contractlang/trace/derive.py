@@ -1,8 +1,8 @@
 """The facts of every allocation and run (design §4), as one lazy polars plan.
 
 :func:`derive_facts` returns two lazy frames with the columns of
-:data:`contractlang.lang.facts.ALLOCATION_SCHEMA` (then ``trace.<column>`` extras) and
-:data:`contractlang.lang.facts.RUN_SCHEMA`. Nothing is computed until they are collected; collect
+:data:`contractlang.lang.frames.ALLOCATION_SCHEMA` (then ``trace.<column>`` extras) and
+:data:`contractlang.lang.frames.RUN_SCHEMA`. Nothing is computed until they are collected; collect
 them together (:meth:`Facts.collect`, with the in-memory engine: the allocations once, then
 the runs from them), or extend the allocations plan with a contract's columns first.
 
@@ -35,7 +35,8 @@ from typing import Literal
 
 import polars as pl
 
-from contractlang.lang.facts import ALLOCATION_SCHEMA, RUN_SCHEMA, TRACE_PREFIX
+from contractlang.lang.facts import TRACE_PREFIX
+from contractlang.lang.frames import ALLOCATION_SCHEMA, RUN_SCHEMA
 from contractlang.trace.asof import POSITION, Keys, utc
 from contractlang.trace.model import Trace, TraceIndex
 from contractlang.trace.schema import END_EVENTS, ROW, RUN_KEY

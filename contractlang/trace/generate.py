@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from contractlang.lang.facts import TIMESTAMP
+from contractlang.lang.frames import TIMESTAMP
 from contractlang.trace.schema import EVENTS
 
 I64 = npt.NDArray[np.int64]

@@ -22,7 +22,7 @@ from typing import Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
-from contractlang.lang.facts import TIMESTAMP
+from contractlang.lang.frames import TIMESTAMP
 from contractlang.lang.vocabulary import ENUMS
 
 Source = Literal["job", "scheduler", "invoice"]
@@ -160,7 +160,7 @@ class TraceEvent(BaseModel):
 
 
 class AllocationFacts(BaseModel):
-    """One row of the per-allocation facts frame (``facts.ALLOCATION_SCHEMA``); durations are
+    """One row of the per-allocation facts frame (``frames.ALLOCATION_SCHEMA``); durations are
     ``timedelta``, GPU-time is GPU-microseconds held as a ``timedelta``."""
 
     model_config = ConfigDict(frozen=True)
@@ -189,7 +189,7 @@ class AllocationFacts(BaseModel):
 
 
 class RunFacts(BaseModel):
-    """One row of the per-run facts frame (``facts.RUN_SCHEMA``)."""
+    """One row of the per-run facts frame (``frames.RUN_SCHEMA``)."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -1,0 +1,109 @@
+"""Benchmark start-up and the language path (issue 9, part 2): whole processes, as a pre-commit
+hook or an editor runs them.
+
+    python bench/bench_startup.py            # median of 5 runs each
+    python bench/bench_startup.py --repeat 9
+
+Each step is a fresh process timed from outside (wall clock and peak memory from
+``/usr/bin/time``); baselines run in the same script: ``python -c pass`` (the interpreter) and
+``python -c "import polars"`` (what a command that loads polars pays before any work).
+
+- ``--version``; ``check`` and ``fmt --check`` of a 1,000-line file (copies of the bundled
+  rulesets, each contract renamed) — targets ≤ 150 ms and ≤ 300 ms;
+- ``check`` of files of about 1 MB and 10 MB (the same, many times over): the time ratio
+  (target ≤ 12× for 10× the size, i.e. linear) and peak memory against the file's size (target
+  ≤ 60×).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))
+
+
+def spot_text(min_lines: int) -> str:
+    """Copies of the bundled rulesets, every contract and budget renamed, until the text has
+    at least ``min_lines`` lines."""
+    parts: list[str] = []
+    lines = 0
+    k = 0
+    while lines < min_lines:
+        for path in RULESETS:
+            text = re.sub(
+                r'^(contract|budget) "([^"]*)"',
+                lambda m, k=k: f'{m.group(1)} "{m.group(2)}-{k}"',  # type: ignore[misc]
+                path.read_text(encoding="utf-8"),
+                flags=re.M,
+            )
+            parts.append(text)
+            lines += text.count("\n")
+        k += 1
+    return "\n".join(parts)
+
+
+def timed(args: list[str]) -> tuple[float, float, int]:
+    """(seconds, peak MB, exit code) of one process."""
+    done = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %M", *args], capture_output=True, text=True, check=False
+    )
+    seconds, kb = done.stderr.strip().splitlines()[-1].split()
+    return float(seconds), int(kb) / 1024, done.returncode
+
+
+def median_of(args: list[str], repeat: int) -> tuple[float, float, int]:
+    runs = [timed(args) for _ in range(repeat)]
+    return (
+        statistics.median(r[0] for r in runs),
+        max(r[1] for r in runs),
+        runs[-1][2],
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    exe = [sys.executable, "-m", "contractlang"]
+    with tempfile.TemporaryDirectory() as tmp:
+        small = Path(tmp) / "thousand.spot"
+        small.write_text(spot_text(1000), encoding="utf-8")
+        mb1, mb10 = Path(tmp) / "one.spot", Path(tmp) / "ten.spot"
+        one = spot_text(1)
+        while len(one.encode()) < 1_000_000:
+            one = spot_text(one.count("\n") * 2)
+        mb1.write_text(one, encoding="utf-8")
+        mb10.write_text(spot_text(one.count("\n") * 10), encoding="utf-8")
+        timed([*exe, "check", str(small)])  # warm the grammar cache once, as any second run
+        steps = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "python -c 'import polars'": [sys.executable, "-c", "import polars"],
+            "contractlang --version": [*exe, "--version"],
+            f"check ({small.read_text().count(chr(10)):,} lines)": [*exe, "check", str(small)],
+            "fmt --check (same file)": [*exe, "fmt", "--check", str(small)],
+        }
+        print(f"{'step':<36} {'seconds':>8} {'peak MB':>8} {'exit':>5}")
+        for name, cmd in steps.items():
+            sec, peak, code = median_of(cmd, args.repeat)
+            print(f"{name:<36} {sec:>8.3f} {peak:>8.0f} {code:>5}")
+        sizes = {}
+        for path in (mb1, mb10):
+            sec, peak, code = median_of([*exe, "check", str(path)], max(1, args.repeat // 2))
+            size_mb = path.stat().st_size / 1e6
+            sizes[path.name] = sec
+            print(
+                f"check {size_mb:5.1f} MB{'':<20} {sec:>8.3f} {peak:>8.0f} {code:>5}"
+                f"   peak {peak / size_mb:.0f}× the file"
+            )
+        print(f"10 MB / 1 MB time: {sizes['ten.spot'] / sizes['one.spot']:.1f}× (target ≤ 12×)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""Frames written as files: tables (Parquet or CSV) and traces (by extension), each through
+:func:`~contractlang.cli.files.write_file` — atomically, every failure E501."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from contractlang.cli.common import write_error
+from contractlang.cli.files import write_file
+from contractlang.trace.generate import write_trace
+
+POLARS_FAILURES: tuple[type[Exception], ...] = (pl.exceptions.PolarsError,)
+
+
+def write_table(frame: pl.DataFrame, path: Path) -> None:
+    """Write Parquet or CSV by extension (atomically, :func:`write_file`). CSV holds no
+    records or lists: a column of them is E501 before anything is written."""
+    if path.suffix.lower() == ".csv":
+        nested = [c for c, t in frame.schema.items() if t.is_nested()]
+        if nested:
+            raise write_error(
+                path,
+                f"CSV cannot hold column `{nested[0]}`, which holds records or lists; "
+                "write Parquet (`.parquet`) instead",
+            )
+        write_file(path, frame.write_csv, POLARS_FAILURES)
+    else:
+        write_file(path, frame.write_parquet, POLARS_FAILURES)
+
+
+def write_trace_file(frame: pl.DataFrame, path: Path) -> None:
+    """Write a trace by the extension of ``path`` (atomically, :func:`write_file`)."""
+    kind = path.suffix.lower()
+    write_file(path, lambda target: write_trace(frame, target, kind=kind), POLARS_FAILURES)

@@ -1,0 +1,57 @@
+"""The physical polars types of the facts frames the trace half produces and evaluation reads:
+durations and GPU-time are ``pl.Duration("us")`` (GPU-time as GPU-microseconds: 1 GPU for 1
+second is ``timedelta(seconds=1)``); counts are integers; money is ``pl.Decimal(38, 20)`` before
+rounding; enums and strings are ``pl.String``. The catalog of names and types a term can read
+is :mod:`contractlang.lang.facts`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+MONEY_DTYPE = pl.Decimal(38, 20)
+DURATION = pl.Duration("us")
+TIMESTAMP = pl.Datetime("us", "UTC")
+
+#: Columns of the per-allocation facts frame produced by the trace half, in this order.
+#: Extra trace columns follow, named ``trace.<column>`` (the value on the `started` row,
+#: ``trace.price`` included when the trace has prices).
+ALLOCATION_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "alloc_id": pl.String(),
+    "attempt": pl.Int64(),
+    "start": TIMESTAMP,
+    "end": TIMESTAMP,
+    "gpus": pl.Int64(),
+    "sku": pl.String(),
+    "zone": pl.String(),
+    "capacity": pl.String(),
+    "end_reason": pl.String(),
+    "runtime": DURATION,
+    "gpu_time": DURATION,
+    "queue_wait": DURATION,
+    "notice_at": TIMESTAMP,
+    "notice_lead": DURATION,
+    "replacement_wait": DURATION,
+    "last_checkpoint_at": TIMESTAMP,
+    "last_checkpoint_step": pl.Int64(),
+    "end_step": pl.Int64(),
+    "replayed_time": DURATION,
+    "replayed_steps": pl.Int64(),
+}
+
+#: Columns of the per-run facts frame produced by the trace half (money facts are added by
+#: evaluation).
+RUN_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "accepted": pl.Boolean(),
+    "time_to_accept": DURATION,
+    "reclaims": pl.Int64(),
+    "failures": pl.Int64(),
+    "allocations": pl.Int64(),
+    "metered_gpu_time": DURATION,
+    "lost_gpu_time": DURATION,
+    "lost_steps": pl.Int64(),
+    "first_start": TIMESTAMP,
+    "last_end": TIMESTAMP,
+}

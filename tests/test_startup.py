@@ -1,0 +1,99 @@
+"""Start-up stays light: ``--version``, ``check`` and ``fmt`` never import polars or numpy (the
+entry point registers only the command asked for; ``import contractlang`` is lazy), and the
+grammar's LALR tables come from lark's cache, rebuilt when the cache file is damaged. Times
+are measured by bench/bench_startup.py, not here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import contractlang
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("polars", "numpy", "pyarrow", "duckdb")
+
+
+def modules_after(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    """Run the entry point with ``argv`` in a fresh interpreter; its exit code and the heavy
+    libraries it imported."""
+    probe = (
+        "import json, sys\n"
+        f"sys.argv = ['contractlang', *{argv!r}]\n"
+        "from contractlang.cli.app import main\n"
+        "code = 0\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code or 0\n"
+        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "print('\\n' + json.dumps([code, heavy]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+    code, heavy = json.loads(done.stdout.strip().splitlines()[-1])
+    return code, heavy
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--version"],
+        ["check", "rulesets/northwind-negotiated.spot"],
+        ["check", "rulesets"],
+        ["fmt", "--check", "rulesets"],
+        ["check", "--format", "json", "rulesets/fy27-budget.spot"],
+    ],
+)
+def test_language_commands_import_no_data_frame_library(argv: list[str]) -> None:
+    code, heavy = modules_after(argv)
+    assert code == 0
+    assert heavy == []
+
+
+def test_an_evaluating_command_still_gets_what_it_needs() -> None:
+    code, heavy = modules_after(["trace", "validate", "examples/trace.parquet"])
+    assert code == 0
+    assert "polars" in heavy
+
+
+def test_a_mistyped_command_lists_every_command() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "contractlang", "chekc"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "check" in done.stderr
+
+
+def test_the_package_api_is_lazy_and_complete() -> None:
+    for name in contractlang.__all__:
+        assert getattr(contractlang, name) is not None, name
+    with pytest.raises(AttributeError):
+        _ = contractlang.no_such_thing  # type: ignore[attr-defined]
+    probe = "import sys, contractlang; print(any(m in sys.modules for m in ('polars', 'numpy')))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+    )
+    assert done.stdout.strip() == "False"
+
+
+def test_a_damaged_grammar_cache_is_rebuilt(tmp_path: Path) -> None:
+    env = {"TMPDIR": str(tmp_path)}
+    code, _ = modules_after(["check", "rulesets/northwind-negotiated.spot"], env)
+    assert code == 0
+    (cache,) = tmp_path.glob(".lark_cache_*")
+    cache.write_bytes(b"\x00not a pickle")
+    code, _ = modules_after(["check", "rulesets/northwind-negotiated.spot"], env)
+    assert code == 0
