@@ -9,6 +9,7 @@ error of every figure.
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -30,7 +31,7 @@ from contractlang.simulate.monte_carlo import flip_warnings, monte_carlo
 from contractlang.simulate.provider import group_by_promises
 from contractlang.simulate.results import SimulatedContract, SimulatedTrace, Simulation
 from contractlang.simulate.workload import LoadedWorkload, load_workload
-from contractlang.simulate.write import copy_file, write_batches
+from contractlang.simulate.write import cannot_write, place, write_batches
 
 Progress = Callable[[str], None]
 
@@ -47,8 +48,10 @@ def simulate(
 ) -> Simulation:
     """Simulate ``workload`` under every contract of ``terms`` (or those in ``contracts``).
 
-    ``trace_dir`` keeps each contract's trace as ``<contract>.parquet`` there (contracts with
-    the same promises share one trace: the files are copies). Raises
+    ``trace_dir`` (a folder that exists) keeps each contract's trace as
+    :func:`trace_files` names it (contracts with the same promises share one trace: the files
+    are copies). The traces are put in place only once every one is simulated and evaluated,
+    so a failure leaves none of them changed. Raises
     :class:`~contractlang.errors.ContractlangError` on bad terms or a bad workload.
     """
     step = progress or (lambda _msg: None)
@@ -65,39 +68,44 @@ def simulate(
     results: list[tuple[ContractResult, SimulatedTrace]] = []
     evaluations: list[Evaluation] = []
     warnings: list[Diagnostic] = []
+    staged: list[tuple[Path, list[Path]]] = []  # a written trace and where it goes
     with tempfile.TemporaryDirectory(prefix="contractlang-simulate-") as tmp:
-        for index, (promises, members) in enumerate(groups, start=1):
-            where = trace_dir or Path(tmp)
-            paths = [where / f"{names[c.name]}.parquet" for c in members]
-            sim = Simulator(w, lw.availability, promises)
+        try:
+            for index, (promises, members) in enumerate(groups, start=1):
+                path = _staging(trace_dir or Path(tmp), names[members[0].name])
+                staged.append((path, []))
+                sim = Simulator(w, lw.availability, promises)
 
-            def batches(sim: Simulator = sim, index: int = index) -> Iterator[pl.DataFrame]:
-                for first in range(0, w.runs, batch_runs):
-                    step(f"simulating trace {index} of {len(groups)}: runs from {first + 1:,}")
-                    yield sim.batch(first, min(first + batch_runs, w.runs))
+                def batches(sim: Simulator = sim, index: int = index) -> Iterator[pl.DataFrame]:
+                    for start in range(0, w.runs, batch_runs):
+                        step(f"simulating trace {index} of {len(groups)}: runs from {start + 1:,}")
+                        yield sim.batch(start, min(start + batch_runs, w.runs))
 
-            events = write_batches(paths[0], sim.columns.schema(), batches)
-            for extra in paths[1:]:
-                copy_file(paths[0], extra)
-            step(f"evaluating trace {index} of {len(groups)}")
-            try:
-                ev = evaluate(t, paths[0], contracts=[c.name for c in members], progress=step)
-            except ContractlangError as exc:
-                raise _explained(exc) from None
-            gave_up = sorted(sim.outcome.gave_up)
-            trace = SimulatedTrace(
-                index,
-                promises,
-                tuple(c.name for c in members),
-                events,
-                len(gave_up),
-                tuple(paths) if trace_dir is not None else (),
-            )
-            if gave_up:
-                warnings.append(_gave_up_warning(lw, trace))
-            traces.append(trace)
-            evaluations.append(ev)
-            results.extend((c, trace) for c in ev.contracts)
+                events = write_batches(path, sim.columns.schema(), batches)
+                step(f"evaluating trace {index} of {len(groups)}")
+                try:
+                    ev = evaluate(t, path, contracts=[c.name for c in members], progress=step)
+                except ContractlangError as exc:
+                    raise _explained(exc) from None
+                targets = (
+                    [trace_dir / f"{names[c.name]}.parquet" for c in members] if trace_dir else []
+                )
+                staged[-1] = (path, targets)
+                gave_up = sorted(sim.outcome.gave_up)
+                trace = SimulatedTrace(
+                    index, promises, tuple(c.name for c in members), events, len(gave_up),
+                    tuple(targets),
+                )  # fmt: skip
+                if gave_up:
+                    warnings.append(_gave_up_warning(lw, trace))
+                traces.append(trace)
+                evaluations.append(ev)
+                results.extend((c, trace) for c in ev.contracts)
+            for path, targets in staged:
+                place(path, targets)
+        finally:
+            for path, _ in staged:
+                path.unlink(missing_ok=True)
     step("bootstrapping the Monte Carlo error")
     order = {c.name: i for i, c in enumerate(chosen)}
     results.sort(key=lambda pair: order[pair[0].name])
@@ -120,6 +128,13 @@ def simulate(
     )
 
 
+def trace_files(terms: Terms, folder: Path, contracts: Sequence[str] | None = None) -> list[Path]:
+    """Where ``simulate(…, trace_dir=folder)`` keeps the traces: one file per contract chosen
+    (all of them, or those in ``contracts``), in the order of the terms."""
+    chosen = [c.name for c in terms.contracts if contracts is None or c.name in contracts]
+    return [folder / f"{name}.parquet" for name in file_names(chosen).values()]
+
+
 def file_names(contracts: Sequence[str]) -> dict[str, str]:
     """A file name for each contract: its name with characters other than letters, digits,
     ``.``, ``_`` and ``-`` replaced by ``_`` (``-2``, ``-3``… added when two would collide).
@@ -138,6 +153,16 @@ def file_names(contracts: Sequence[str]) -> dict[str, str]:
         taken.add(candidate.lower())
         out[name] = candidate
     return out
+
+
+def _staging(folder: Path, name: str) -> Path:
+    """A file of its own in ``folder`` to write a trace to before it is put in place."""
+    try:
+        fd, path = tempfile.mkstemp(prefix=f".{name}.", suffix=".simulating.parquet", dir=folder)
+    except OSError as exc:
+        raise cannot_write(folder / f"{name}.parquet", exc) from None
+    os.close(fd)
+    return Path(path)
 
 
 def _gave_up_warning(lw: LoadedWorkload, trace: SimulatedTrace) -> Diagnostic:

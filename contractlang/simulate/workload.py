@@ -163,12 +163,19 @@ def _micros(seconds: Decimal) -> int:
 
 @dataclass(frozen=True)
 class LoadedWorkload:
-    """A validated workload, its source text, and the availability trace it names (read)."""
+    """A validated workload, its source text, and the availability trace it names (read, from
+    ``availability_path``)."""
 
     workload: Workload
     source: Source
     availability: Availability | None = None
     spans: KeySpans = field(default_factory=KeySpans, repr=False)  # where each key is written
+    availability_path: Path | None = None
+
+    @property
+    def inputs(self) -> tuple[Path, ...]:
+        """The files read besides the workload itself (no output may be one of them)."""
+        return () if self.availability_path is None else (self.availability_path,)
 
 
 def load_workload(path: str | Path) -> LoadedWorkload:
@@ -198,25 +205,25 @@ def parse_workload(text: str, name: str, *, base: Path | None = None) -> LoadedW
     diags = check_rules(workload, spans, source, RULES)
     if diags:
         raise ContractlangError(diags, {name: source})
-    availability = None
+    availability, path = None, None
     if workload.reclaims.trace is not None and base is not None:
-        availability = _read_trace(workload, base, spans, source)
-    return LoadedWorkload(workload, source, availability, spans)
+        path = base / workload.reclaims.trace
+        availability = _read_trace(workload, path, spans, source)
+    return LoadedWorkload(workload, source, availability, spans, path)
 
 
-def _read_trace(w: Workload, base: Path, spans: KeySpans, source: Source) -> Availability:
+def _read_trace(w: Workload, path: Path, spans: KeySpans, source: Source) -> Availability:
     trace = w.reclaims.trace
-    assert trace is not None
-    availability = read_availability(base / trace)
+    availability = read_availability(path)
     nodes = w.reclaims.nodes
     if not availability.held(nodes):
         what = "an instance" if nodes == 1 else f"{nodes} instances"
-        path = ("reclaims", "nodes") if nodes > 1 else ("reclaims", "trace")
+        key = ("reclaims", "nodes") if nodes > 1 else ("reclaims", "trace")
         diag = problem(
             "E610",
             f"the availability trace `{trace}` never has {what} available at once "
             f"(its most is {availability.peak})",
-            path,
+            key,
             spans,
             source,
             help="lower `nodes`, or choose a trace with capacity",
