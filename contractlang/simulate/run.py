@@ -174,8 +174,7 @@ def _gave_up_warning(lw: LoadedWorkload, trace: SimulatedTrace) -> Diagnostic:
         f"allocations under {trace.promises.describe()}: they end not accepted",
         span if span is not None else Span(1, 1, 1, 2),
         file=lw.source.name,
-        help="the job cannot finish on this capacity; raise `max_allocations`, or checkpoint "
-        "more often",
+        help="raise `max_allocations`, or checkpoint more often",
     )
 
 
@@ -185,8 +184,7 @@ def _explained(exc: ContractlangError) -> ContractlangError:
     diags = [
         replace(
             d,
-            help="the simulated trace has `price` when the workload gives one: add "
-            "`price = …` (per GPU-hour) to it",
+            help="add `price = …` (per GPU-hour) to the workload: the trace then has `price`",
         )
         if d.code == "E403" and "price`" in d.message  # `trace.price`, or the column `price`
         else d

@@ -45,7 +45,9 @@ from contractlang.lang.numbers import MICROS_PER_SECOND
 from contractlang.lang.vocabulary import ENUMS
 from contractlang.simulate.toml_positions import KeySpans, key_spans
 from contractlang.simulate.workload_errors import (
+    Broken,
     Rule,
+    Written,
     check_rules,
     diagnostics_of,
     problem,
@@ -240,7 +242,7 @@ MODELS: dict[tuple[str, ...], type[BaseModel]] = {
 }
 
 
-def _exactly_one_process(w: Workload) -> str | None:
+def _exactly_one_process(w: Workload, said: Written) -> str | Broken | None:
     r = w.reclaims
     if (r.rate_per_hour is None) == (r.trace is None):
         which = "both" if r.rate_per_hour is not None else "neither"
@@ -251,7 +253,7 @@ def _exactly_one_process(w: Workload) -> str | None:
     return None
 
 
-def _replacement_matches(w: Workload) -> str | None:
+def _replacement_matches(w: Workload, said: Written) -> str | Broken | None:
     if w.reclaims.trace is not None and w.replacement is not None:
         return (
             "`[replacement]` does not apply with `reclaims.trace`: replacement comes when the "
@@ -260,13 +262,13 @@ def _replacement_matches(w: Workload) -> str | None:
     return None
 
 
-def _nodes_with_trace(w: Workload) -> str | None:
+def _nodes_with_trace(w: Workload, said: Written) -> str | Broken | None:
     if "nodes" in w.reclaims.model_fields_set and w.reclaims.trace is None:
         return "`nodes` applies only with `reclaims.trace` (the instances the job needs at once)"
     return None
 
 
-def _parameters(w: Workload) -> str | None:
+def _parameters(w: Workload, said: Written) -> str | Broken | None:
     rep = w.replacement
     if rep is None:
         return None
@@ -275,7 +277,10 @@ def _parameters(w: Workload) -> str | None:
     given |= {"minutes"} if "minutes" in rep.model_fields_set else set()
     for extra in sorted(given - set(required) - set(optional)):
         takes = " and ".join(f"`{k}`" for k in (*required, *optional))
-        return f"`{extra}` is not a parameter of `{rep.distribution}`, which takes {takes}"
+        return Broken(
+            f"`{extra}` is not a parameter of `{rep.distribution}`, which takes {takes}",
+            at=("replacement", extra),
+        )
     for need in required:
         if need not in given:
             return f"`{rep.distribution}` needs `{need}`"
@@ -283,16 +288,16 @@ def _parameters(w: Workload) -> str | None:
 
 
 def _whole_micros(key: str) -> Rule:
-    def rule(w: Workload) -> str | None:
+    def rule(w: Workload, said: Written) -> str | Broken | None:
         value: Decimal = getattr(w, key)
         if value * MICROS_PER_SECOND != int(value * MICROS_PER_SECOND):
-            return f"`{key}` `{value}` is finer than a microsecond"
+            return f"`{key}` {said((key,), value)} is finer than a microsecond"
         return None
 
     return rule
 
 
-def _replacement_given(w: Workload) -> str | None:
+def _replacement_given(w: Workload, said: Written) -> str | Broken | None:
     if w.reclaims.rate_per_hour is not None and w.replacement is None:
         return (
             "missing table `[replacement]`: with `rate_per_hour`, replacement waits are drawn "
@@ -301,7 +306,7 @@ def _replacement_given(w: Workload) -> str | None:
     return None
 
 
-def _capacity_known(w: Workload) -> str | None:
+def _capacity_known(w: Workload, said: Written) -> str | Broken | None:
     if w.capacity not in ENUMS["capacity"]:
         options = ", ".join(f"`{c}`" for c in ENUMS["capacity"])
         hint = did_you_mean(w.capacity, ENUMS["capacity"])
@@ -310,7 +315,7 @@ def _capacity_known(w: Workload) -> str | None:
     return None
 
 
-def _checkpoints_per_attempt(w: Workload) -> str | None:
+def _checkpoints_per_attempt(w: Workload, said: Written) -> str | Broken | None:
     saves = w.total_steps // w.checkpoint_every_steps
     if saves > MAX_SAVES:
         return (
@@ -320,7 +325,7 @@ def _checkpoints_per_attempt(w: Workload) -> str | None:
     return None
 
 
-def _attempt_length(w: Workload) -> str | None:
+def _attempt_length(w: Workload, said: Written) -> str | Broken | None:
     saves = w.total_steps // w.checkpoint_every_steps + 1
     years = Fraction(w.total_steps * w.step_us + saves * w.save_us, MICROS_PER_YEAR)
     if years > MAX_YEARS:
@@ -328,16 +333,16 @@ def _attempt_length(w: Workload) -> str | None:
     return None
 
 
-def _start_has_offset(w: Workload) -> str | None:
+def _start_has_offset(w: Workload, said: Written) -> str | Broken | None:
     if w.start.tzinfo is None:
-        return f"`start` `{w.start.isoformat()}` has no UTC offset"
+        return f"`start` {said(('start',), w.start)} has no UTC offset"
     return None
 
 
-def _price_places(w: Workload) -> str | None:
+def _price_places(w: Workload, said: Written) -> str | Broken | None:
     exponent = w.price.as_tuple().exponent if w.price is not None else 0
     if isinstance(exponent, int) and exponent < -18:
-        return f"`price` `{w.price}` has more than 18 decimal places"
+        return f"`price` {said(('price',), w.price)} has more than 18 decimal places"
     return None
 
 
