@@ -78,3 +78,30 @@ def micros(value: timedelta) -> int:
     86401000005
     """
     return (value.days * 86_400 + value.seconds) * MICROS_PER_SECOND + value.microseconds
+
+
+def duration_human(us: int | None) -> str:
+    """Microseconds as ``1 h 12 min 30 s`` (sub-second remainders as decimals of a second).
+
+    >>> duration_human(90_000_000), duration_human(1_000_001_000_000), duration_human(500_000)
+    ('1 min 30 s', '11 d 13 h 46 min 41 s', '0.5 s')
+    """
+    if us is None:
+        return "none"
+    sign = "-" if us < 0 else ""
+    us = abs(us)
+    secs, micros = divmod(us, MICROS_PER_SECOND)
+    days, secs = divmod(secs, 86400)
+    h, secs = divmod(secs, 3600)
+    m, s = divmod(secs, 60)
+    parts = []
+    if days:
+        parts.append(f"{days} d")
+    if h:
+        parts.append(f"{h} h")
+    if m:
+        parts.append(f"{m} min")
+    if s or micros or not parts:
+        sec = scaled(s * MICROS_PER_SECOND + micros, 6).normalize()
+        parts.append(f"{plain(sec)} s")
+    return sign + " ".join(parts)

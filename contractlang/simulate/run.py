@@ -22,15 +22,22 @@ from contractlang.diagnostics import Diagnostic, Span, warning
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.evaluate.trace_checks import check_chosen
+from contractlang.lang.numbers import duration_human
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.evaluation import TermsLike, evaluate
 from contractlang.pipeline.language import load_terms
 from contractlang.simulate.bootstrap import RESAMPLES
-from contractlang.simulate.generate import BATCH_RUNS, Simulator
+from contractlang.simulate.generate import BATCH_RUNS, OutOfRange, Simulator
 from contractlang.simulate.monte_carlo import flip_warnings, monte_carlo
 from contractlang.simulate.provider import group_by_promises
 from contractlang.simulate.results import SimulatedContract, SimulatedTrace, Simulation
-from contractlang.simulate.workload import LoadedWorkload, load_workload
+from contractlang.simulate.workload import (
+    TRACE_WARNINGS_SAID,
+    LoadedWorkload,
+    Workload,
+    load_workload,
+)
+from contractlang.simulate.workload_errors import problem
 from contractlang.simulate.write import cannot_write, place, write_batches
 
 Progress = Callable[[str], None]
@@ -81,12 +88,15 @@ def simulate(
                         step(f"simulating trace {index} of {len(groups)}: runs from {start + 1:,}")
                         yield sim.batch(start, min(start + batch_runs, w.runs))
 
-                events = write_batches(path, sim.columns.schema(), batches)
+                try:
+                    events = write_batches(path, sim.columns.schema(), batches)
+                except OutOfRange as exc:
+                    raise _out_of_range(lw, exc) from None
                 step(f"evaluating trace {index} of {len(groups)}")
                 try:
                     ev = evaluate(t, path, contracts=[c.name for c in members], progress=step)
                 except ContractlangError as exc:
-                    raise _explained(exc) from None
+                    raise _explained(exc, w) from None
                 targets = (
                     [trace_dir / f"{names[c.name]}.parquet" for c in members] if trace_dir else []
                 )
@@ -115,7 +125,10 @@ def simulate(
     )
     for s in simulated:
         warnings.extend(flip_warnings(s.name, s.monte_carlo))
-    trace_warnings = [d for ev in evaluations for d in ev.trace.warnings]
+    # what the trace would warn about on its rows the workload has said at its key
+    trace_warnings = [
+        d for ev in evaluations for d in ev.trace.warnings if d.code not in TRACE_WARNINGS_SAID
+    ]
     return Simulation(
         workload=w,
         availability=lw.availability,
@@ -123,7 +136,7 @@ def simulate(
         contracts=simulated,
         evaluations=tuple(evaluations),
         budgets=t.budgets,
-        warnings=(*t.warnings, *trace_warnings, *warnings),
+        warnings=(*t.warnings, *lw.warnings, *trace_warnings, *warnings),
         sources={**t.sources, lw.source.name: lw.source},
     )
 
@@ -178,15 +191,26 @@ def _gave_up_warning(lw: LoadedWorkload, trace: SimulatedTrace) -> Diagnostic:
     )
 
 
-def _explained(exc: ContractlangError) -> ContractlangError:
+def _out_of_range(lw: LoadedWorkload, exc: OutOfRange) -> ContractlangError:
+    """E605 at the first key of ``exc.keys`` the workload writes (else the first)."""
+    key = next((k for k in exc.keys if lw.spans.of(k) is not None), exc.keys[0])
+    diag = problem("E605", exc.message, key, lw.spans, lw.source, help=exc.help, value=False)
+    return ContractlangError([diag], {lw.source.name: lw.source})
+
+
+def _explained(exc: ContractlangError, w: Workload) -> ContractlangError:
     """Evaluation errors with help for a simulated trace: its only extra column is `price`,
-    there when the workload gives one."""
+    there when the workload gives one; an amount too large comes from the job's size."""
+    price = "add `price = …` (per GPU-hour) to the workload: the trace then has `price`"
+    size = (
+        f"the simulated allocations hold {w.gpus:,} GPUs for up to "
+        f"{duration_human(w.longest_allocation_us)}: lower the rate or the job's size"
+    )
     diags = [
-        replace(
-            d,
-            help="add `price = …` (per GPU-hour) to the workload: the trace then has `price`",
-        )
+        replace(d, help=price)
         if d.code == "E403" and "price`" in d.message  # `trace.price`, or the column `price`
+        else replace(d, help=size)
+        if d.code == "E405"
         else d
         for d in exc.diagnostics
     ]

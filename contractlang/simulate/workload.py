@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -39,9 +38,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import PydanticCustomError
 
 from contractlang.availability import Availability, read_availability
-from contractlang.diagnostics import Source, did_you_mean
+from contractlang.diagnostics import Diagnostic, Severity, Source, did_you_mean
 from contractlang.errors import ContractlangError
-from contractlang.lang.numbers import MICROS_PER_SECOND
+from contractlang.lang.numbers import MICROS_PER_HOUR, MICROS_PER_SECOND, duration_human
 from contractlang.lang.vocabulary import ENUMS
 from contractlang.simulate.toml_positions import KeySpans, key_spans
 from contractlang.simulate.workload_errors import (
@@ -54,15 +53,34 @@ from contractlang.simulate.workload_errors import (
     toml_syntax_error,
     unreadable,
 )
+from contractlang.trace.limits import (
+    HIGH_PRICE,
+    LONG_ALLOCATION,
+    MANY_GPUS,
+    MAX_GPU_US,
+    MAX_TS,
+    MIN_TS,
+)
 
 __all__ = ["LoadedWorkload", "Reclaims", "Replacement", "Workload", "load_workload"]
 
 DEFAULT_START = datetime(2025, 1, 1, tzinfo=UTC)
 MICROS_PER_MINUTE = 60 * MICROS_PER_SECOND
-MICROS_PER_YEAR = 365 * 24 * 3600 * MICROS_PER_SECOND
-#: Limits that keep every simulated time and draw index in range.
+SECONDS_PER_YEAR = 365 * 24 * 3600
+MICROS_PER_YEAR = SECONDS_PER_YEAR * MICROS_PER_SECOND
+#: Limits that keep every simulated time and draw index in range (and so every simulated trace
+#: inside the trace's own limits, :mod:`contractlang.trace.limits`).
 MAX_SAVES = 1_000_000
 MAX_YEARS = 10
+#: The longest replacement wait: a distribution's scale may not exceed it, and a draw from its
+#: far tail is cut here (one year).
+MAX_WAIT_US = MICROS_PER_YEAR
+MAX_WAIT_MINUTES = MAX_WAIT_US // MICROS_PER_MINUTE
+#: The highest price per GPU-hour: far inside the 20 whole digits the trace's decimal `price`
+#: holds, and low enough that a charge stays far inside the engine's exact decimals.
+MAX_PRICE = Decimal(10**12)
+#: The lowest Poisson reclaim rate per hour (about one reclaim in 114 million years).
+MIN_RATE = Decimal("1e-12")
 
 
 def _number(v: Any) -> Any:
@@ -83,7 +101,9 @@ class _Table(BaseModel):
 class Reclaims(_Table):
     """How the provider takes capacity back: a Poisson rate or an availability trace."""
 
-    rate_per_hour: Num | None = Field(None, gt=0, description="Poisson, per allocation-hour")
+    rate_per_hour: Num | None = Field(
+        None, ge=MIN_RATE, le=MICROS_PER_SECOND * 3600, description="Poisson, per allocation-hour"
+    )
     trace: str | None = Field(None, min_length=1, description="a public availability trace")
     nodes: int = Field(1, ge=1, description="with `trace`: instances the job needs at once")
     notice_breach_chance: Chance = Field(Decimal(0), description="a notice given with lead 0")
@@ -102,10 +122,10 @@ class Replacement(_Table):
     """How long a replacement takes after a reclaim (before any promise caps it)."""
 
     distribution: Distribution = Field(description="`exponential`, `lognormal` or `fixed`")
-    mean_minutes: Num | None = Field(None, gt=0)
-    median_minutes: Num | None = Field(None, gt=0)
+    mean_minutes: Num | None = Field(None, gt=0, le=MAX_WAIT_MINUTES)
+    median_minutes: Num | None = Field(None, gt=0, le=MAX_WAIT_MINUTES)
     sigma: Num | None = Field(None, gt=0, le=10)
-    minutes: Num | None = Field(None, ge=0)
+    minutes: Num | None = Field(None, ge=0, le=MAX_WAIT_MINUTES)
     restart_breach_chance: Chance = Field(Decimal(0), description="a wait the promise misses")
 
     @property
@@ -131,12 +151,12 @@ class Workload(_Table):
     gpus: int = Field(ge=1, le=1_000_000, description="GPUs the job holds")
     sku: str = Field(min_length=1, description="the GPU type, written as `sku` on each start")
     capacity: str = "spot"
-    price: Num | None = Field(None, ge=0)
+    price: Num | None = Field(None, ge=0, le=MAX_PRICE)
     total_steps: int = Field(ge=1, le=10**12, description="training steps of one attempt")
-    step_seconds: Num = Field(gt=0, description="seconds one step takes")
+    step_seconds: Num = Field(gt=0, le=SECONDS_PER_YEAR, description="seconds one step takes")
     checkpoint_every_steps: int = Field(ge=1, description="steps between checkpoints")
-    save_seconds: Num = Field(Decimal(0), ge=0)
-    restore_seconds: Num = Field(Decimal(0), ge=0)
+    save_seconds: Num = Field(Decimal(0), ge=0, le=SECONDS_PER_YEAR)
+    restore_seconds: Num = Field(Decimal(0), ge=0, le=SECONDS_PER_YEAR)
     checkpoint_on_notice: bool = False
     invalid_checkpoint_chance: Chance = Decimal(0)
     accept_chance: Chance = Decimal(1)
@@ -158,6 +178,21 @@ class Workload(_Table):
     def restore_us(self) -> int:
         return _micros(self.restore_seconds)
 
+    @property
+    def saves_per_attempt(self) -> int:
+        """Saves of an attempt from step 0: every multiple of the interval, and the last step."""
+        return -(-self.total_steps // self.checkpoint_every_steps)
+
+    @property
+    def attempt_us(self) -> int:
+        """One attempt on one allocation, never reclaimed: every step and every save."""
+        return self.total_steps * self.step_us + self.saves_per_attempt * self.save_us
+
+    @property
+    def longest_allocation_us(self) -> int:
+        """No allocation runs longer: a restore, then the whole attempt."""
+        return self.restore_us + self.attempt_us
+
 
 def _micros(seconds: Decimal) -> int:
     return int(seconds * MICROS_PER_SECOND)
@@ -173,6 +208,7 @@ class LoadedWorkload:
     availability: Availability | None = None
     spans: KeySpans = field(default_factory=KeySpans, repr=False)  # where each key is written
     availability_path: Path | None = None
+    warnings: tuple[Diagnostic, ...] = ()
 
     @property
     def inputs(self) -> tuple[Path, ...]:
@@ -211,7 +247,8 @@ def parse_workload(text: str, name: str, *, base: Path | None = None) -> LoadedW
     if workload.reclaims.trace is not None and base is not None:
         path = base / workload.reclaims.trace
         availability = _read_trace(workload, path, spans, source)
-    return LoadedWorkload(workload, source, availability, spans, path)
+    warnings = check_rules(workload, spans, source, WARNINGS, severity=Severity.WARNING)
+    return LoadedWorkload(workload, source, availability, spans, path, tuple(warnings))
 
 
 def _read_trace(w: Workload, path: Path, spans: KeySpans, source: Source) -> Availability:
@@ -326,10 +363,14 @@ def _checkpoints_per_attempt(w: Workload, said: Written) -> str | Broken | None:
 
 
 def _attempt_length(w: Workload, said: Written) -> str | Broken | None:
-    saves = w.total_steps // w.checkpoint_every_steps + 1
-    years = Fraction(w.total_steps * w.step_us + saves * w.save_us, MICROS_PER_YEAR)
-    if years > MAX_YEARS:
-        return f"one attempt would train for {float(years):,.0f} years; at most {MAX_YEARS}"
+    if w.attempt_us > MAX_YEARS * MICROS_PER_YEAR:
+        step = said(("step_seconds",), w.step_seconds)
+        save = said(("save_seconds",), w.save_seconds)
+        return (
+            f"one attempt ({w.total_steps:,} steps of {step} s and {w.saves_per_attempt:,} "
+            f"saves of {save} s) would train for more than {MAX_YEARS} years, the most that "
+            "can be simulated"
+        )
     return None
 
 
@@ -339,10 +380,61 @@ def _start_has_offset(w: Workload, said: Written) -> str | Broken | None:
     return None
 
 
+def _start_in_range(w: Workload, said: Written) -> str | Broken | None:
+    """Every simulated time must lie in the trace's range: the start, and the end of the
+    shortest run (one attempt, never reclaimed). A run that goes on longer is checked as it is
+    simulated (:mod:`~contractlang.simulate.generate`)."""
+    if w.start.tzinfo is None:
+        return None  # `_start_has_offset`
+    shown = said(("start",), w.start)
+    if w.start < MIN_TS:
+        return f"`start` {shown} is before {MIN_TS:%Y-%m-%d}, the earliest time a trace may hold"
+    left = (MAX_TS - w.start) // timedelta(microseconds=1)
+    if w.attempt_us >= left:
+        return (
+            f"`start` {shown} leaves too little time: a trace ends on "
+            f"{MAX_TS - timedelta(days=1):%Y-%m-%d} and one attempt takes "
+            f"{duration_human(w.attempt_us)}"
+        )
+    return None
+
+
+def _gpu_time(w: Workload, said: Written) -> str | Broken | None:
+    if w.gpus * w.attempt_us > MAX_GPU_US:
+        attempt = duration_human(w.attempt_us)
+        return (
+            f"{w.gpus:,} GPUs for one attempt of {attempt} would hold more than "
+            f"{MAX_GPU_US // MICROS_PER_HOUR:,} GPU-hours, the most one run may hold"
+        )
+    return None
+
+
 def _price_places(w: Workload, said: Written) -> str | Broken | None:
     exponent = w.price.as_tuple().exponent if w.price is not None else 0
     if isinstance(exponent, int) and exponent < -18:
         return f"`price` {said(('price',), w.price)} has more than 18 decimal places"
+    return None
+
+
+def _many_gpus(w: Workload, said: Written) -> str | Broken | None:
+    if w.gpus > MANY_GPUS:
+        return f"an allocation of {w.gpus:,} GPUs: more than {MANY_GPUS:,} in one is unusual"
+    return None
+
+
+def _long_allocation(w: Workload, said: Written) -> str | Broken | None:
+    if w.longest_allocation_us > LONG_ALLOCATION // timedelta(microseconds=1):
+        longest = duration_human(w.longest_allocation_us)
+        return (
+            f"an allocation may run for {longest} (a restore and one attempt): longer than a year"
+        )
+    return None
+
+
+def _high_price(w: Workload, said: Written) -> str | Broken | None:
+    if w.price is not None and w.price > HIGH_PRICE:
+        shown = said(("price",), w.price)
+        return f"`price` {shown} per GPU-hour is over {HIGH_PRICE:,}"
     return None
 
 
@@ -360,5 +452,15 @@ RULES: tuple[tuple[str, tuple[str, ...], Rule], ...] = (
     ("E605", ("checkpoint_every_steps",), _checkpoints_per_attempt),
     ("E605", ("total_steps",), _attempt_length),
     ("E605", ("start",), _start_has_offset),
+    ("E605", ("start",), _start_in_range),
+    ("E605", ("gpus",), _gpu_time),
     ("E605", ("price",), _price_places),
 )
+#: What the trace would warn about on every row (``W103``–``W105``), said once at its key.
+WARNINGS: tuple[tuple[str, tuple[str, ...], Rule], ...] = (
+    ("W103", ("gpus",), _many_gpus),
+    ("W104", ("total_steps",), _long_allocation),
+    ("W105", ("price",), _high_price),
+)
+#: The trace's warnings the workload's own say instead (so none names a simulated trace).
+TRACE_WARNINGS_SAID = frozenset(code for code, _, _ in WARNINGS)

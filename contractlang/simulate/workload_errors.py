@@ -22,7 +22,16 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, Span, did_you_mean, error
+from contractlang.diagnostics import (
+    NO_SPAN,
+    Diagnostic,
+    Severity,
+    Source,
+    Span,
+    did_you_mean,
+    error,
+    warning,
+)
 from contractlang.errors import ContractlangError
 from contractlang.simulate.toml_positions import KeySpans
 
@@ -116,8 +125,10 @@ def problem(
     *,
     help: str | None = None,
     value: bool = True,
+    severity: Severity = Severity.ERROR,
 ) -> Diagnostic:
-    return error(code, message, where(path, spans, value=value), file=source.name, help=help)
+    make = warning if severity is Severity.WARNING else error
+    return make(code, message, where(path, spans, value=value), file=source.name, help=help)
 
 
 def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source) -> Diagnostic:
@@ -250,9 +261,12 @@ def _unknown_key_help(table: KeyPath, key: str, models: dict[KeyPath, type[BaseM
 def show_bound(bound: Any) -> str:
     """A range's bound in plain digits: ``1,000,000``, ``0.000000000001``.
 
-    >>> show_bound(10**6), show_bound(Decimal("1E-12")), show_bound(Decimal("1"))
+    >>> show_bound(10**6), show_bound(Decimal("1E-12")), show_bound("Decimal('1')")
     ('1,000,000', '0.000000000001', '1')
     """
+    if isinstance(bound, str):  # pydantic writes a bound of an annotated field as its repr
+        m = re.fullmatch(r"Decimal\('([^']*)'\)", bound)
+        bound = Decimal(m.group(1)) if m else bound
     if isinstance(bound, bool) or not isinstance(bound, (int, Decimal)):
         return str(bound)
     if isinstance(bound, int) or bound == bound.to_integral_value():
@@ -274,6 +288,7 @@ def check_rules(
     spans: KeySpans,
     source: Source,
     rules: Sequence[tuple[str, KeyPath, Rule]],
+    severity: Severity = Severity.ERROR,
 ) -> list[Diagnostic]:
     """The rules over several keys; each broken one is a diagnostic at its key (or at the key
     the rule names)."""
@@ -285,5 +300,6 @@ def check_rules(
             continue
         broken = found if isinstance(found, Broken) else Broken(found)
         at = broken.at or path
-        out.append(problem(code, broken.message, at, spans, source, help=broken.help, value=False))
+        out.append(problem(code, broken.message, at, spans, source, help=broken.help,
+                           value=False, severity=severity))  # fmt: skip
     return out
