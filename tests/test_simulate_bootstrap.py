@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
@@ -144,6 +145,34 @@ def test_plus_minus_shows_two_significant_digits_of_the_error() -> None:
     assert plus_minus(Fraction(173345, 100), Fraction(0), UNIT) == "1,733.45 USD"
     hours = DisplayUnit("hours", Fraction(3600), "quantity")
     assert plus_minus(Fraction(3600 * 52), Fraction(1800), hours) == "52.00 hours ± 0.50"
+    # large errors round the value to tens, thousands, …: two significant digits still
+    assert plus_minus(Fraction(14590700), Fraction(200685), UNIT) == "14,590,000 USD ± 200,000"
+    plain = DisplayUnit("", Fraction(1), "plain")
+    assert plus_minus(Fraction(619), Fraction(138), plain) == "620 ± 140"
+    # two digits that round up to three: 99.7 is 1.0 × 10², so the place is the tens
+    assert plus_minus(Fraction(12345, 10), Fraction(997, 10), plain) == "1,230 ± 100"
+    # a count keeps the error's place: 1,999 with an error of 1.5 is 1,999.0
+    assert plus_minus(Fraction(1999), Fraction(3, 2), plain) == "1,999.0 ± 1.5"
+
+
+@pytest.mark.parametrize("exponent", range(-3, 8))
+def test_every_error_shows_two_significant_digits(exponent: int) -> None:
+    """Against a second rounding, over many magnitudes: an error m × 10^e (1 ≤ m < 10) shows as
+    round(m × 10) × 10^(e−1), half to even — two significant digits — or, when that rounds up
+    to 100, as 10^(e+1) at the place 10^e; the value shows to the same place."""
+    plain = DisplayUnit("", Fraction(1), "plain")
+    for mantissa in (1000, 1049, 1050, 1234, 5000, 9949, 9950, 9999):
+        m = Fraction(mantissa, 1000)
+        err = m * Fraction(10) ** exponent
+        r = round(m * 10)
+        place = exponent - 1 if r < 100 else exponent
+        expected = r * Fraction(10) ** (exponent - 1)
+        shown = plus_minus(Fraction(10**9) + Fraction(1, 3), err, plain)
+        value_text, error_text = shown.split(" ± ")
+        assert Fraction(Decimal(error_text.replace(",", ""))) == expected, (err, shown)
+        decimals = len(value_text.partition(".")[2])
+        assert decimals == max(0, -place), (err, shown)
+        assert len(error_text.partition(".")[2]) == decimals
 
 
 # --------------------------------------------------------------------------- the outputs

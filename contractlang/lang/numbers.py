@@ -27,12 +27,14 @@ HOUR_PLACES = 6
 
 def round_fraction(value: Fraction, places: int, *, half_even: bool = True) -> Decimal:
     """``value`` rounded to ``places`` decimal places, exactly: half to even, or half away from
-    zero (``half_even=False``).
+    zero (``half_even=False``). Negative places round to tens, hundreds, …
 
     >>> round_fraction(Fraction(2, 3), 4)
     Decimal('0.6667')
     >>> round_fraction(Fraction(1, 8), 2), round_fraction(Fraction(1, 8), 2, half_even=False)
     (Decimal('0.12'), Decimal('0.13'))
+    >>> f"{round_fraction(Fraction(14590700), -4):,f}"
+    '14,590,000'
     """
     q = Fraction(value) * 10**places
     whole = math.floor(q)
@@ -44,7 +46,7 @@ def round_fraction(value: Fraction, places: int, *, half_even: bool = True) -> D
             whole += 1 if q > 0 else 0
         elif whole % 2 == 1:
             whole += 1
-    return Decimal(f"{whole}e-{places}")  # exact: the text constructor does not round
+    return Decimal(f"{whole}e{-places}")  # exact: the text constructor does not round
 
 
 def scaled(units: int, places: int) -> Decimal:

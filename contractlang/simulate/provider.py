@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from contractlang.evaluate.settings import read_settings
 from contractlang.lang import ast
+from contractlang.lang.numbers import duration_human
 from contractlang.simulate.reclaims import NEVER
 from contractlang.simulate.streams import Streams
 from contractlang.simulate.workload import MAX_WAIT_US, MICROS_PER_MINUTE, Replacement, Workload
@@ -36,21 +37,20 @@ class Promises:
     restart_us: int | None
 
     def describe(self) -> str:
-        """``notice 30 s, restart 15 min`` (for people)."""
-        notice = "no notice" if self.notice_us is None else f"notice {_human(self.notice_us)}"
+        """``notice 30 s, restart 15 min`` (for people; exact, plain digits at any length).
+
+        >>> Promises(1_000_001_000_000, None).describe()
+        'notice 11 d 13 h 46 min 41 s, no restart promise'
+        """
+        notice = (
+            "no notice" if self.notice_us is None else f"notice {duration_human(self.notice_us)}"
+        )
         restart = (
             "no restart promise"
             if self.restart_us is None
-            else f"restart {_human(self.restart_us)}"
+            else f"restart {duration_human(self.restart_us)}"
         )
         return f"{notice}, {restart}"
-
-
-def _human(us: int) -> str:
-    seconds = us / 1_000_000
-    if seconds >= 60 and seconds % 60 == 0:
-        return f"{seconds / 60:g} min"
-    return f"{seconds:g} s"
 
 
 def promises_of(contract: ast.Contract) -> Promises:
