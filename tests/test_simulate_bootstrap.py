@@ -14,15 +14,18 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from rich.cells import cell_len
 from support.cli import no_traceback, run
 from support.workloads import write_workload
 
 from contractlang.evaluate.budget import evaluate_budget
 from contractlang.evaluate.results import DisplayUnit, RequirementResult
 from contractlang.lang import ast
+from contractlang.lang.numbers import round_fraction
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import load_terms
 from contractlang.render.uncertainty import plus_minus
+from contractlang.simulate import simulate
 from contractlang.simulate.bootstrap import QUOTIENT_SCALE, Figure, resample_counts, run_bootstrap
 from contractlang.simulate.monte_carlo import value_side
 from contractlang.simulate.results import Interval, RequirementInterval
@@ -213,19 +216,31 @@ def test_json_gives_every_figure_with_its_interval(files: Path) -> None:
 
 
 def test_a_limit_inside_the_interval_needs_more_runs(files: Path) -> None:
-    first = run("simulate", files / "d.spot", "--workload", files / "w.toml", "--format",
-                "json", "--resamples", 200)  # fmt: skip
-    mean = json.loads(first.stdout)["contracts"][0]["monte_carlo"]["cost_per_accepted_run"]["mean"]
-    (files / "tight.spot").write_text(
-        f'budget "tight" {{\n  require mean(cost_per_accepted_run) <= {mean["value"]} USD\n}}\n'
-    )
-    result = run("simulate", files / "d.spot", files / "tight.spot", "--workload",
-                 files / "w.toml", "--resamples", 200)  # fmt: skip
-    no_traceback(result)
-    assert result.exit_code in (0, 1)  # the limit is the mean rounded to the cent
-    assert "warning[W601]: contract `d`: `mean(cost_per_accepted_run) <= " in result.output
-    assert "needs more runs" in result.stdout
-    assert "1 verdict(s) need more runs" in result.stdout
+    """A limit between the interval's low end and the value is not met (exit 1), one between
+    the value and the high end is met (exit 0): each verdict could flip with more runs."""
+    sim = simulate([files / "d.spot"], files / "w.toml", resamples=200)
+    mean = sim.contracts[0].monte_carlo.mean_cost
+    assert mean.value is not None
+    assert mean.low is not None
+    assert mean.high is not None
+    below = round_fraction((mean.low + mean.value) / 2, 6)
+    above = round_fraction((mean.value + mean.high) / 2, 6)
+    assert mean.low < below < mean.value < above < mean.high
+    for limit, verdict, code in ((below, "not met", 1), (above, "met", 0)):
+        (files / "tight.spot").write_text(
+            f'budget "tight" {{\n  require mean(cost_per_accepted_run) <= {limit} USD\n}}\n'
+        )
+        result = run("simulate", files / "d.spot", files / "tight.spot", "--workload",
+                     files / "w.toml", "--resamples", 200)  # fmt: skip
+        no_traceback(result)
+        assert result.exit_code == code, limit
+        assert (
+            f"warning[W601]: contract `d`: `mean(cost_per_accepted_run) <= {limit} USD` is "
+            f"{verdict} on 200 runs, but the limit lies inside its 95% interval" in result.stderr
+        )
+        said = " ".join(result.stdout.split())  # as read, whatever the line breaks
+        assert f"— {verdict}, needs more runs" in said
+        assert "1 verdict(s) need more runs." in said
 
 
 def test_terminal_output_fits_80_columns_and_the_tables_name_the_contract(
@@ -241,7 +256,7 @@ def test_terminal_output_fits_80_columns_and_the_tables_name_the_contract(
                  "--resamples", 100)  # fmt: skip
     no_traceback(result)
     assert result.exit_code == 1  # p95 ≤ 10 USD is not met
-    assert all(len(line) <= 80 for line in result.stdout.splitlines()), result.stdout
+    assert all(cell_len(line) <= 80 for line in result.stdout.splitlines()), result.stdout
     assert "p95  " in result.stdout
     assert " USD ± " in result.stdout
     runs = pl.read_csv(tmp_path / "runs.csv")
