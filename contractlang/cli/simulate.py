@@ -23,14 +23,13 @@ from contractlang.cli.common import (
 from contractlang.cli.files import Outputs, write_table
 from contractlang.cli.inputs import progress_status, usage_error
 from contractlang.errors import ExitCode
-from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
 from contractlang.render.simulate_json import render_simulation_json
 from contractlang.render.simulate_terminal import render_simulation
 from contractlang.simulate import LoadedWorkload, Simulation, load_workload, simulate
 from contractlang.simulate.bootstrap import RESAMPLES
-from contractlang.simulate.run import trace_files
+from contractlang.simulate.run import choose, trace_files
 
 MIN_RESAMPLES, MAX_RESAMPLES = 100, 100_000
 
@@ -125,6 +124,13 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option(metavar="NAME", help="Simulate only this contract (repeatable)."),
         ] = None,
+        baseline: Annotated[
+            str | None,
+            typer.Option(
+                metavar="NAME",
+                help="Measure the others against this contract (default: the first).",
+            ),
+        ] = None,
         resamples: Annotated[
             int, typer.Option(metavar="N", help="Bootstrap resamples for the 95% intervals.")
         ] = RESAMPLES,
@@ -143,7 +149,7 @@ def register(app: typer.Typer) -> None:
         with progress_status() as step:
             step("reading terms")
             t = load_terms(terms)
-            check_chosen(t, contract)
+            choose(t, contract, baseline)
             step("reading the workload")
             lw = load_workload(workload)
             plan_outputs(terms, t, lw, contract, {"--ledger": ledger, "--runs": runs}, trace_out)
@@ -154,6 +160,7 @@ def register(app: typer.Typer) -> None:
                     trace_dir=trace_out,
                     resamples=resamples,
                     contracts=contract,
+                    baseline=baseline,
                     progress=step,
                 )
             if ledger is not None:

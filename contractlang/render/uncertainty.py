@@ -50,17 +50,29 @@ def places_for(half: Fraction, most: int) -> int:
 
 
 def plus_minus(
-    value: Fraction | None, half: Fraction | None, unit: DisplayUnit, precision: int = 2
+    value: Fraction | None,
+    half: Fraction | None,
+    unit: DisplayUnit,
+    precision: int = 2,
+    *,
+    sign: bool = False,
 ) -> str:
-    """``value ± half`` in ``unit`` (``half`` None or 0: the value alone)."""
+    """``value ± half`` in ``unit`` (``half`` None or 0: the value alone); ``sign`` writes a
+    ``+`` before a positive value (a difference).
+
+    >>> usd = DisplayUnit("USD", Fraction(1), "money")
+    >>> plus_minus(Fraction(72824, 100), Fraction(62, 10), usd, sign=True)
+    '+728.2 USD ± 6.2'
+    """
     if value is None:
         return "none"
     if half is None or half == 0:
-        return measure_human(value, unit, precision)
+        alone = measure_human(value, unit, precision)
+        return f"+{alone}" if sign and value > 0 else alone
     most = precision if unit.kind == "money" else 4
     shown, err = value / unit.factor, half / unit.factor
     places = places_for(err, most)
-    number = plain(round_fraction(shown, places), grouped=True)
+    number = plain(round_fraction(shown, places), grouped=True, sign=sign)
     error = plain(round_fraction(err, places), grouped=True)
     if unit.kind == "percent":
         return f"{number}% ± {error}"

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import polars as pl
 
-from contractlang.diagnostics import Diagnostic, Span, warning
+from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, error, warning
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.evaluate.trace_checks import check_chosen
+from contractlang.lang.ast import Contract
 from contractlang.lang.numbers import duration_human
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.evaluation import TermsLike, evaluate
@@ -30,6 +31,7 @@ from contractlang.simulate.bootstrap import RESAMPLES
 from contractlang.simulate.generate import BATCH_RUNS, OutOfRange, Simulator
 from contractlang.simulate.monte_carlo import flip_warnings, monte_carlo
 from contractlang.simulate.provider import group_by_promises
+from contractlang.simulate.ranking import rank
 from contractlang.simulate.results import SimulatedContract, SimulatedTrace, Simulation
 from contractlang.simulate.workload import (
     TRACE_WARNINGS_SAID,
@@ -50,10 +52,12 @@ def simulate(
     trace_dir: Path | None = None,
     resamples: int = RESAMPLES,
     contracts: Sequence[str] | None = None,
+    baseline: str | None = None,
     progress: Progress | None = None,
     batch_runs: int = BATCH_RUNS,
 ) -> Simulation:
-    """Simulate ``workload`` under every contract of ``terms`` (or those in ``contracts``).
+    """Simulate ``workload`` under every contract of ``terms`` (or those in ``contracts``),
+    each measured against ``baseline`` (the first contract unless named) and ranked.
 
     ``trace_dir`` (a folder that exists) keeps each contract's trace as
     :func:`trace_files` names it (contracts with the same promises share one trace: the files
@@ -64,11 +68,10 @@ def simulate(
     step = progress or (lambda _msg: None)
     step("reading terms")
     t = terms if isinstance(terms, Terms) else load_terms(_paths(terms))
-    check_chosen(t, contracts)
+    chosen = choose(t, contracts, baseline)
     step("reading the workload")
     lw = workload if isinstance(workload, LoadedWorkload) else load_workload(workload)
     w = lw.workload
-    chosen = [c for c in t.contracts if contracts is None or c.name in contracts]
     groups = group_by_promises(chosen)
     names = file_names([c.name for c in chosen])
     traces: list[SimulatedTrace] = []
@@ -119,9 +122,13 @@ def simulate(
     step("bootstrapping the Monte Carlo error")
     order = {c.name: i for i, c in enumerate(chosen)}
     results.sort(key=lambda pair: order[pair[0].name])
-    errors = monte_carlo([r for r, _ in results], t, resamples, w.seed)
+    base = baseline or chosen[0].name
+    base_index = next(i for i, (r, _) in enumerate(results) if r.name == base)
+    errors = monte_carlo([r for r, _ in results], t, resamples, w.seed, base_index)
+    ranking = rank([r for r, _ in results], t.budgets)
     simulated = tuple(
-        SimulatedContract(r, trace, mc) for (r, trace), mc in zip(results, errors, strict=True)
+        SimulatedContract(r, trace, mc, ranking.order.index(r.name) + 1, delta)
+        for (r, trace), (mc, delta) in zip(results, errors, strict=True)
     )
     for s in simulated:
         warnings.extend(flip_warnings(s.name, s.monte_carlo))
@@ -138,7 +145,27 @@ def simulate(
         budgets=t.budgets,
         warnings=(*t.warnings, *lw.warnings, *trace_warnings, *warnings),
         sources={**t.sources, lw.source.name: lw.source},
+        baseline=base,
+        ranking=ranking,
     )
+
+
+def choose(terms: Terms, contracts: Sequence[str] | None, baseline: str | None) -> list[Contract]:
+    """The contracts to simulate, in the order of the terms: all, or those named; E502 for a
+    name the terms do not have, or a baseline that is not among them."""
+    check_chosen(terms, [*(contracts or ()), *([baseline] if baseline else [])])
+    chosen = [c for c in terms.contracts if contracts is None or c.name in contracts]
+    if baseline is not None and baseline not in [c.name for c in chosen]:
+        names = ", ".join(f"`{n}`" for n in contracts or ())
+        diag = error(
+            "E502",
+            f"`--baseline {baseline}` is not among the contracts simulated ({names})",
+            NO_SPAN,
+            file="contractlang",
+            help=f"add `--contract {baseline}`, or choose the baseline among them",
+        )
+        raise ContractlangError([diag], terms.sources)
+    return chosen
 
 
 def trace_files(terms: Terms, folder: Path, contracts: Sequence[str] | None = None) -> list[Path]:
