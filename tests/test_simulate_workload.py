@@ -135,6 +135,16 @@ BAD = {
         "w.toml:3:1: error[E601]: not valid TOML: invalid value",  # where tomllib notices it
         "",
     ),
+    "nested deeper than Python reads": (  # tomllib recurses: once an internal error
+        workload() + "x = " + "[" * 5000 + "]" * 5000 + "\n",
+        "w.toml:23:105: error[E601]: not valid TOML: arrays or tables nested too deeply",
+        "",
+    ),
+    "more digits than Python reads": (  # int() refuses 4,301 digits: once an internal error
+        workload(runs=Raw("1" * 5000)),
+        "w.toml:1:8: error[E601]: not valid TOML: a number of more than 4,300 digits",
+        "",
+    ),
     "a key twice": (
         workload() + "\n[reclaims]\nrate_per_hour = 1\n",
         "w.toml:24:10: error[E601]: not valid TOML: cannot declare `reclaims` twice",

@@ -50,6 +50,7 @@ from contractlang.simulate.workload_errors import (
     check_rules,
     diagnostics_of,
     problem,
+    toml_beyond_limits,
     toml_syntax_error,
     unreadable,
 )
@@ -234,6 +235,8 @@ def parse_workload(text: str, name: str, *, base: Path | None = None) -> LoadedW
         data = tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as exc:
         raise ContractlangError([toml_syntax_error(exc, source)], {name: source}) from None
+    except (RecursionError, ValueError) as exc:  # nesting, or digits, beyond what Python reads
+        raise ContractlangError([toml_beyond_limits(exc, source)], {name: source}) from None
     spans = key_spans(text)
     try:
         workload = Workload.model_validate(data)

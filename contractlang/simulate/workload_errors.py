@@ -152,6 +152,33 @@ def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source) -> Diagnosti
     return error("E601", f"not valid TOML: {message}", span, file=source.name)
 
 
+def toml_beyond_limits(exc: Exception, source: Source) -> Diagnostic:
+    """``E601`` for TOML that parses but that Python cannot hold: arrays or tables nested
+    deeper than its recursion allows, or a whole number of more than 4,300 digits — at the
+    first place it happens.
+
+    >>> d = toml_beyond_limits(ValueError(), Source("w.toml", "runs = " + "1" * 5000))
+    >>> d.message, (d.span.line, d.span.col)
+    ('not valid TOML: a number of more than 4,300 digits', (1, 8))
+    """
+    text = source.text
+    if isinstance(exc, RecursionError):
+        depth, at = 0, 0
+        for i, ch in enumerate(text):
+            depth += 1 if ch in "[{" else -1 if ch in "]}" else 0
+            if depth > 100:
+                at = i
+                break
+        message = "not valid TOML: arrays or tables nested too deeply"
+    else:
+        m = re.search(r"\d{4301,}", text)
+        at = m.start() if m else 0
+        message = "not valid TOML: a number of more than 4,300 digits"
+    line = text.count("\n", 0, at) + 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    return error("E601", message, Span.point(line, col, at), file=source.name)
+
+
 def unreadable(path: Path, exc: Exception) -> ContractlangError:
     """``E607``: the workload file cannot be read."""
     if isinstance(exc, UnicodeDecodeError):
