@@ -52,6 +52,10 @@ __all__ = [
 Format = Literal["skypilot", "bamboo"]
 FORMATS: dict[str, Format] = {".json": "skypilot", ".csv": "bamboo"}
 EVENTS = ("add", "remove")
+#: The longest a trace may span: ten years of 365 days (public traces span days to months).
+#: A simulation replays it from any offset, so every time it yields stays far inside 64 bits.
+MAX_SPAN_DAYS = 3650
+MAX_SPAN_US = MAX_SPAN_DAYS * 86_400 * MICROS_PER_SECOND
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,11 @@ def parse_skypilot(text: str, name: str) -> Availability:
     except json.JSONDecodeError as exc:
         span = Span.point(exc.lineno, exc.colno, exc.pos)
         raise _fail("E608", f"not valid JSON: {exc.msg.lower()}", name, span, src) from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        message = "a number in the file has more digits than can be read"
+        raise _fail("E609", message, name, NO_SPAN, src) from None
+    except RecursionError:
+        raise _fail("E608", "not valid JSON: lists nested too deeply", name, NO_SPAN, src) from None
 
     def where(*path: str | int) -> Span:
         return _json_span(text, path)
@@ -154,11 +163,11 @@ def parse_skypilot(text: str, name: str) -> Availability:
         )
     gap = meta["gap_seconds"]
     gap_us = _whole_micros(gap)
-    if gap_us is None or gap_us <= 0:
+    if gap_us is None or not 0 < gap_us <= MAX_SPAN_US:
         raise _fail(
             "E609",
-            f"`gap_seconds` must be a positive number of seconds (whole microseconds), "
-            f"not `{_show(gap)}`",
+            f"`gap_seconds` must be a positive number of seconds (whole microseconds) up to "
+            f"{MAX_SPAN_US // MICROS_PER_SECOND:,} ({MAX_SPAN_DAYS:,} days), not `{_show(gap)}`",
             name,
             where("metadata", "gap_seconds"),
             src,
@@ -168,6 +177,15 @@ def parse_skypilot(text: str, name: str) -> Availability:
         what = "missing" if data is None else "empty" if data == [] else "not a list"
         at = where("data") if "data" in doc else where()
         raise _fail("E608", f"`data` is {what}: expected a list of instance counts", name, at, src)
+    if len(data) * gap_us > MAX_SPAN_US:
+        raise _fail(
+            "E609",
+            f"the trace spans more than {MAX_SPAN_DAYS:,} days ({len(data):,} entries of "
+            f"`{_show(gap)}` s), the longest a trace may",
+            name,
+            where("data"),
+            src,
+        )
     for i, v in enumerate(data):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise _fail(
@@ -273,10 +291,19 @@ def parse_bamboo(text: str, name: str) -> Availability:
                 src,
             )
         ms_text, event, node = fields
-        if not ms_text.isdigit():
+        if not (ms_text.isascii() and ms_text.isdigit()):
             raise _fail(
                 "E609",
                 f"time `{ms_text}` is not a whole number of milliseconds",
+                name,
+                at(0),
+                src,
+            )
+        if len(ms_text) > 20 or int(ms_text) * 1000 > MAX_SPAN_US:
+            raise _fail(
+                "E609",
+                f"time `{ms_text}` ms is more than {MAX_SPAN_DAYS:,} days "
+                f"({MAX_SPAN_US // 1000:,} ms), the longest a trace may span",
                 name,
                 at(0),
                 src,

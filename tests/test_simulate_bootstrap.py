@@ -7,21 +7,25 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from rich.cells import cell_len
 from support.cli import no_traceback, run
 from support.workloads import write_workload
 
 from contractlang.evaluate.budget import evaluate_budget
 from contractlang.evaluate.results import DisplayUnit, RequirementResult
 from contractlang.lang import ast
+from contractlang.lang.numbers import round_fraction
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import load_terms
 from contractlang.render.uncertainty import plus_minus
+from contractlang.simulate import simulate
 from contractlang.simulate.bootstrap import QUOTIENT_SCALE, Figure, resample_counts, run_bootstrap
 from contractlang.simulate.monte_carlo import value_side
 from contractlang.simulate.results import Interval, RequirementInterval
@@ -144,6 +148,34 @@ def test_plus_minus_shows_two_significant_digits_of_the_error() -> None:
     assert plus_minus(Fraction(173345, 100), Fraction(0), UNIT) == "1,733.45 USD"
     hours = DisplayUnit("hours", Fraction(3600), "quantity")
     assert plus_minus(Fraction(3600 * 52), Fraction(1800), hours) == "52.00 hours ± 0.50"
+    # large errors round the value to tens, thousands, …: two significant digits still
+    assert plus_minus(Fraction(14590700), Fraction(200685), UNIT) == "14,590,000 USD ± 200,000"
+    plain = DisplayUnit("", Fraction(1), "plain")
+    assert plus_minus(Fraction(619), Fraction(138), plain) == "620 ± 140"
+    # two digits that round up to three: 99.7 is 1.0 × 10², so the place is the tens
+    assert plus_minus(Fraction(12345, 10), Fraction(997, 10), plain) == "1,230 ± 100"
+    # a count keeps the error's place: 1,999 with an error of 1.5 is 1,999.0
+    assert plus_minus(Fraction(1999), Fraction(3, 2), plain) == "1,999.0 ± 1.5"
+
+
+@pytest.mark.parametrize("exponent", range(-3, 8))
+def test_every_error_shows_two_significant_digits(exponent: int) -> None:
+    """Against a second rounding, over many magnitudes: an error m × 10^e (1 ≤ m < 10) shows as
+    round(m × 10) × 10^(e−1), half to even — two significant digits — or, when that rounds up
+    to 100, as 10^(e+1) at the place 10^e; the value shows to the same place."""
+    plain = DisplayUnit("", Fraction(1), "plain")
+    for mantissa in (1000, 1049, 1050, 1234, 5000, 9949, 9950, 9999):
+        m = Fraction(mantissa, 1000)
+        err = m * Fraction(10) ** exponent
+        r = round(m * 10)
+        place = exponent - 1 if r < 100 else exponent
+        expected = r * Fraction(10) ** (exponent - 1)
+        shown = plus_minus(Fraction(10**9) + Fraction(1, 3), err, plain)
+        value_text, error_text = shown.split(" ± ")
+        assert Fraction(Decimal(error_text.replace(",", ""))) == expected, (err, shown)
+        decimals = len(value_text.partition(".")[2])
+        assert decimals == max(0, -place), (err, shown)
+        assert len(error_text.partition(".")[2]) == decimals
 
 
 # --------------------------------------------------------------------------- the outputs
@@ -184,19 +216,31 @@ def test_json_gives_every_figure_with_its_interval(files: Path) -> None:
 
 
 def test_a_limit_inside_the_interval_needs_more_runs(files: Path) -> None:
-    first = run("simulate", files / "d.spot", "--workload", files / "w.toml", "--format",
-                "json", "--resamples", 200)  # fmt: skip
-    mean = json.loads(first.stdout)["contracts"][0]["monte_carlo"]["cost_per_accepted_run"]["mean"]
-    (files / "tight.spot").write_text(
-        f'budget "tight" {{\n  require mean(cost_per_accepted_run) <= {mean["value"]} USD\n}}\n'
-    )
-    result = run("simulate", files / "d.spot", files / "tight.spot", "--workload",
-                 files / "w.toml", "--resamples", 200)  # fmt: skip
-    no_traceback(result)
-    assert result.exit_code in (0, 1)  # the limit is the mean rounded to the cent
-    assert "warning[W601]: contract `d`: `mean(cost_per_accepted_run) <= " in result.output
-    assert "needs more runs" in result.stdout
-    assert "1 verdict(s) need more runs" in result.stdout
+    """A limit between the interval's low end and the value is not met (exit 1), one between
+    the value and the high end is met (exit 0): each verdict could flip with more runs."""
+    sim = simulate([files / "d.spot"], files / "w.toml", resamples=200)
+    mean = sim.contracts[0].monte_carlo.mean_cost
+    assert mean.value is not None
+    assert mean.low is not None
+    assert mean.high is not None
+    below = round_fraction((mean.low + mean.value) / 2, 6)
+    above = round_fraction((mean.value + mean.high) / 2, 6)
+    assert mean.low < below < mean.value < above < mean.high
+    for limit, verdict, code in ((below, "not met", 1), (above, "met", 0)):
+        (files / "tight.spot").write_text(
+            f'budget "tight" {{\n  require mean(cost_per_accepted_run) <= {limit} USD\n}}\n'
+        )
+        result = run("simulate", files / "d.spot", files / "tight.spot", "--workload",
+                     files / "w.toml", "--resamples", 200)  # fmt: skip
+        no_traceback(result)
+        assert result.exit_code == code, limit
+        assert (
+            f"warning[W601]: contract `d`: `mean(cost_per_accepted_run) <= {limit} USD` is "
+            f"{verdict} on 200 runs, but the limit lies inside its 95% interval" in result.stderr
+        )
+        said = " ".join(result.stdout.split())  # as read, whatever the line breaks
+        assert f"— {verdict}, needs more runs" in said
+        assert "1 verdict(s) need more runs." in said
 
 
 def test_terminal_output_fits_80_columns_and_the_tables_name_the_contract(
@@ -212,7 +256,7 @@ def test_terminal_output_fits_80_columns_and_the_tables_name_the_contract(
                  "--resamples", 100)  # fmt: skip
     no_traceback(result)
     assert result.exit_code == 1  # p95 ≤ 10 USD is not met
-    assert all(len(line) <= 80 for line in result.stdout.splitlines()), result.stdout
+    assert all(cell_len(line) <= 80 for line in result.stdout.splitlines()), result.stdout
     assert "p95  " in result.stdout
     assert " USD ± " in result.stdout
     runs = pl.read_csv(tmp_path / "runs.csv")

@@ -16,6 +16,6 @@ def test_the_worked_example_prints_what_the_doc_shows() -> None:
     shown = re.search(r"checked by tests/test_simulate_docs.py -->\n```text\n(.*?)```", doc, re.S)
     assert shown is not None
     result = run("simulate", EXAMPLE / "drafts.spot", EXAMPLE / "budget.spot",
-                 "--workload", EXAMPLE / "workload.toml")  # fmt: skip
+                 "--workload", EXAMPLE / "workload.toml", "--baseline", "basic")  # fmt: skip
     assert result.exit_code == 1  # a budget not met, as the doc says
     assert result.stdout == shown.group(1)

@@ -339,19 +339,6 @@ def test_breach_chances_breach_at_their_rate(tmp_path: Path) -> None:
     assert abs(share - expected) <= 4 * math.sqrt(expected * (1 - expected) / p.replacements)
 
 
-def test_an_unwritable_trace_out_is_e501_and_a_file_is_e502(files: Path, tmp_path: Path) -> None:
-    (tmp_path / "file").write_text("")
-    result = run("simulate", files / "terms.spot", "--workload", files / "w.toml",
-                 "--trace-out", tmp_path / "file")  # fmt: skip
-    no_traceback(result)
-    assert result.exit_code == 2
-    assert "error[E502]: `--trace-out" in result.output
-    result = run("simulate", files / "terms.spot", "--workload", files / "w.toml",
-                 "--trace-out", tmp_path / "no" / "such")  # fmt: skip
-    assert result.exit_code == 2
-    assert "does not exist" in result.output
-
-
 def test_json_holds_the_workload_without_paths(files: Path) -> None:
     result = run("simulate", files / "terms.spot", "--workload", files / "w.toml",
                  "--format", "json", "--resamples", 100)  # fmt: skip
@@ -376,13 +363,3 @@ def test_runs_that_cannot_finish_give_up_with_a_warning(tmp_path: Path) -> None:
     (w,) = [d for d in sim.warnings if d.code == "W602"]
     assert w.message.startswith("20 of 20 runs gave up after 20 allocations under notice 2 min")
     assert w.span.line == 16  # `max_allocations`, the last top-level key written
-
-
-def test_a_trace_that_cannot_be_written_is_e501(files: Path, tmp_path: Path) -> None:
-    (tmp_path / "out" / "plain.parquet").mkdir(parents=True)  # a folder where a file must go
-    result = run("simulate", files / "terms.spot", "--workload", files / "w.toml",
-                 "--trace-out", tmp_path / "out", "--resamples", 100)  # fmt: skip
-    no_traceback(result)
-    assert result.exit_code == 2
-    assert f"error[E501]: cannot write `{tmp_path / 'out' / 'plain.parquet'}`: " in result.output
-    assert not list((tmp_path / "out").glob(".*partial"))  # nothing half-written is left

@@ -87,10 +87,42 @@ BAD = {
         '`lognormal` or `fixed`, not `"gama"`',
         "",
     ),
-    "a parameter of another distribution": (
+    "a parameter of another distribution": (  # at the parameter, not at `distribution`
         workload(distribution="exponential", median_minutes=12),
-        "w.toml:21:1: error[E606]: `median_minutes` is not a parameter of `exponential`, "
+        "w.toml:22:1: error[E606]: `median_minutes` is not a parameter of `exponential`, "
         "which takes `mean_minutes`",
+        "  22 | median_minutes = 12",
+    ),
+    "a key of a table at the top": (
+        workload(notice_breach_chance=None).replace(
+            "seed = 7", "seed = 7\nnotice_breach_chance = 0.1"
+        ),
+        "w.toml:3:1: error[E602]: unknown key `notice_breach_chance`",
+        "help: did you mean `reclaims.notice_breach_chance`? it belongs in `[reclaims]`",
+    ),
+    "a top-level key in a table": (
+        workload().replace("rate_per_hour = 0.2", "rate_per_hour = 0.2\nseed = 7"),
+        "w.toml:19:1: error[E602]: unknown key `seed` in `[reclaims]`",
+        "help: `seed` is a top-level key: write it before the first `[table]`",
+    ),
+    "a key that is nowhere": (
+        workload().replace("seed = 7", "seed = 7\nflavour = 3"),
+        "w.toml:3:1: error[E602]: unknown key `flavour`",
+        "help: every key is described in docs/simulate.md (“The workload”)",
+    ),
+    "a number as written": (  # not Python's `1E+9`
+        workload(runs=Raw("1e9")),
+        "w.toml:1:8: error[E604]: `runs` must be a whole number, not `1e9`",
+        "",
+    ),
+    "a range as written": (
+        workload(accept_chance=Raw("15e-1")),
+        "w.toml:14:17: error[E605]: `accept_chance` must be at most 1, not `15e-1`",
+        "",
+    ),
+    "a rule's value as written": (
+        workload(step_seconds=Raw("1e-7")),
+        "w.toml:8:1: error[E605]: `step_seconds` `1e-7` is finer than a microsecond",
         "",
     ),
     "a distribution without its parameter": (
@@ -101,6 +133,16 @@ BAD = {
     "malformed toml": (
         workload().replace("seed = 7", "seed = [7,"),
         "w.toml:3:1: error[E601]: not valid TOML: invalid value",  # where tomllib notices it
+        "",
+    ),
+    "nested deeper than Python reads": (  # tomllib recurses: once an internal error
+        workload() + "x = " + "[" * 5000 + "]" * 5000 + "\n",
+        "w.toml:23:105: error[E601]: not valid TOML: arrays or tables nested too deeply",
+        "",
+    ),
+    "more digits than Python reads": (  # int() refuses 4,301 digits: once an internal error
+        workload(runs=Raw("1" * 5000)),
+        "w.toml:1:8: error[E601]: not valid TOML: a number of more than 4,300 digits",
         "",
     ),
     "a key twice": (
@@ -165,6 +207,8 @@ def test_each_mistake_names_its_key_and_line(case: str) -> None:
     assert shown.startswith(headline), shown
     assert extra in shown
     assert "Traceback" not in shown
+    # help fits an 80-column terminal
+    assert all(len(line) <= 80 for line in shown.splitlines() if line.startswith("help:")), shown
 
 
 def test_every_mistake_is_reported_at_once() -> None:

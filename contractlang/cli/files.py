@@ -55,8 +55,30 @@ class Outputs:
 
     def __init__(self, inputs: Iterable[Path | str] = ()) -> None:
         self._taken: dict[tuple[str, ...], str] = {}
+        self._folders: set[str] = set()  # folders the command will make (`add_folder`)
         for p in inputs:
             self._taken.setdefault(_identity(Path(p)), f"the input `{p}`")
+
+    def add_folder(self, path: Path | None, flag: str) -> None:
+        """Check a folder the command writes files into, made when missing: never a file, in
+        a folder that exists, and not a file the command reads or writes. Files in it are
+        then checked by :meth:`add` as any other (``None``: the option was not given)."""
+        if path is None:
+            return
+        if path.exists() and not path.is_dir():
+            raise usage_error(f"`{flag} {path}`: `{path}` is a file, not a folder")
+        if not path.parent.exists():
+            raise usage_error(f"`{flag} {path}`: the folder `{path.parent}` does not exist")
+        if not path.parent.is_dir():
+            raise usage_error(f"`{flag} {path}`: `{path.parent}` is a file, not a folder")
+        key = _identity(path)
+        if key in self._taken:
+            raise usage_error(
+                f"`{flag} {path}` is the same path as {self._taken[key]}",
+                help="give each output a path of its own",
+            )
+        self._taken[key] = f"`{flag} {path}`"
+        self._folders.add(os.path.realpath(path))
 
     def add(self, path: Path | None, flag: str, suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> None:
         """Check one output path (``None``: the option was not given)."""
@@ -66,9 +88,10 @@ class Outputs:
             kinds = ", ".join(f"`{x}`" for x in suffixes[:-1]) + f" or `{suffixes[-1]}`"
             raise usage_error(f"`{flag} {path}`: the file must end in {kinds}")
         parent = path.parent
-        if not parent.exists():
+        planned = os.path.realpath(parent) in self._folders
+        if not parent.exists() and not planned:
             raise usage_error(f"`{flag} {path}`: the folder `{parent}` does not exist")
-        if not parent.is_dir():
+        if not parent.is_dir() and not planned:
             raise usage_error(f"`{flag} {path}`: `{parent}` is a file, not a folder")
         if path.is_dir():
             raise usage_error(f"`{flag} {path}`: `{path}` is a folder")

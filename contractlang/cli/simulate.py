@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Annotated
 
@@ -22,10 +24,13 @@ from contractlang.cli.files import Outputs
 from contractlang.cli.inputs import progress_status, usage_error
 from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
+from contractlang.lang.terms import Terms
+from contractlang.pipeline.language import load_terms
 from contractlang.render.simulate_json import render_simulation_json
 from contractlang.render.simulate_terminal import render_simulation
-from contractlang.simulate import Simulation, simulate
+from contractlang.simulate import LoadedWorkload, Simulation, load_workload, simulate
 from contractlang.simulate.bootstrap import RESAMPLES
+from contractlang.simulate.run import choose, trace_files
 
 MIN_RESAMPLES, MAX_RESAMPLES = 100, 100_000
 
@@ -45,21 +50,45 @@ def check_terms(paths: list[Path]) -> None:
             )
 
 
-def prepare_trace_dir(path: Path | None) -> None:
-    """`--trace-out DIR`: made when missing (its parent must exist), never a file."""
+def plan_outputs(
+    terms: list[Path],
+    t: Terms,
+    lw: LoadedWorkload,
+    contracts: list[str] | None,
+    files: dict[str, Path | None],
+    trace_out: Path | None,
+) -> None:
+    """Every file the command reads and writes, checked before any work: no output is an
+    input (the terms, the workload, its availability trace) or another output (``--ledger``,
+    ``--runs``, each ``DIR/<contract>.parquet``), E502 otherwise."""
+    outputs = Outputs([*terms, lw.source.name, *lw.inputs])
+    outputs.add_folder(trace_out, "--trace-out")  # first: other outputs may be made in it
+    for flag, path in files.items():
+        outputs.add(path, flag)
+    if trace_out is not None:
+        for path in trace_files(t, trace_out, contracts):
+            outputs.add(path, "--trace-out", (".parquet",))
+
+
+@contextmanager
+def trace_dir(path: Path | None) -> Iterator[None]:
+    """``--trace-out DIR``, made when missing (its outputs are planned already); a folder this
+    command made is removed again when the command fails and leaves it empty."""
     if path is None:
+        yield
         return
-    if path.exists() and not path.is_dir():
-        raise usage_error(f"`--trace-out {path}`: `{path}` is a file, not a folder")
-    if not path.parent.exists():
-        raise usage_error(f"`--trace-out {path}`: the folder `{path.parent}` does not exist")
+    made = not path.exists()
     try:
         path.mkdir(exist_ok=True)
-        probe = path / ".contractlang-write-test"
-        probe.touch()
-        probe.unlink()
     except OSError as exc:
         raise write_error(path, os_reason(exc)) from None
+    try:
+        yield
+    except BaseException:
+        if made:
+            with suppress(OSError):
+                path.rmdir()  # only when empty
+        raise
 
 
 def register(app: typer.Typer) -> None:
@@ -96,6 +125,13 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option(metavar="NAME", help="Simulate only this contract (repeatable)."),
         ] = None,
+        baseline: Annotated[
+            str | None,
+            typer.Option(
+                metavar="NAME",
+                help="Measure the others against this contract (default: the first).",
+            ),
+        ] = None,
         resamples: Annotated[
             int, typer.Option(metavar="N", help="Bootstrap resamples for the 95% intervals.")
         ] = RESAMPLES,
@@ -111,19 +147,23 @@ def register(app: typer.Typer) -> None:
             raise usage_error(
                 f"`--resamples {resamples}` must be between {MIN_RESAMPLES:,} and {MAX_RESAMPLES:,}"
             )
-        outputs = Outputs([*terms, workload])
-        outputs.add(ledger, "--ledger")
-        outputs.add(runs, "--runs")
-        prepare_trace_dir(trace_out)
         with progress_status() as step:
-            result = simulate(
-                terms,
-                workload,
-                trace_dir=trace_out,
-                resamples=resamples,
-                contracts=contract,
-                progress=step,
-            )
+            step("reading terms")
+            t = load_terms(terms)
+            choose(t, contract, baseline)
+            step("reading the workload")
+            lw = load_workload(workload)
+            plan_outputs(terms, t, lw, contract, {"--ledger": ledger, "--runs": runs}, trace_out)
+            with trace_dir(trace_out):
+                result = simulate(
+                    t,
+                    lw,
+                    trace_dir=trace_out,
+                    resamples=resamples,
+                    contracts=contract,
+                    baseline=baseline,
+                    progress=step,
+                )
             if ledger is not None:
                 step("writing the ledger")
                 write_table(result.ledger(), ledger)

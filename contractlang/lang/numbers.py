@@ -27,12 +27,14 @@ HOUR_PLACES = 6
 
 def round_fraction(value: Fraction, places: int, *, half_even: bool = True) -> Decimal:
     """``value`` rounded to ``places`` decimal places, exactly: half to even, or half away from
-    zero (``half_even=False``).
+    zero (``half_even=False``). Negative places round to tens, hundreds, …
 
     >>> round_fraction(Fraction(2, 3), 4)
     Decimal('0.6667')
     >>> round_fraction(Fraction(1, 8), 2), round_fraction(Fraction(1, 8), 2, half_even=False)
     (Decimal('0.12'), Decimal('0.13'))
+    >>> f"{round_fraction(Fraction(14590700), -4):,f}"
+    '14,590,000'
     """
     q = Fraction(value) * 10**places
     whole = math.floor(q)
@@ -44,7 +46,7 @@ def round_fraction(value: Fraction, places: int, *, half_even: bool = True) -> D
             whole += 1 if q > 0 else 0
         elif whole % 2 == 1:
             whole += 1
-    return Decimal(f"{whole}e-{places}")  # exact: the text constructor does not round
+    return Decimal(f"{whole}e{-places}")  # exact: the text constructor does not round
 
 
 def scaled(units: int, places: int) -> Decimal:
@@ -78,3 +80,30 @@ def micros(value: timedelta) -> int:
     86401000005
     """
     return (value.days * 86_400 + value.seconds) * MICROS_PER_SECOND + value.microseconds
+
+
+def duration_human(us: int | None) -> str:
+    """Microseconds as ``1 h 12 min 30 s`` (sub-second remainders as decimals of a second).
+
+    >>> duration_human(90_000_000), duration_human(1_000_001_000_000), duration_human(500_000)
+    ('1 min 30 s', '11 d 13 h 46 min 41 s', '0.5 s')
+    """
+    if us is None:
+        return "none"
+    sign = "-" if us < 0 else ""
+    us = abs(us)
+    secs, micros = divmod(us, MICROS_PER_SECOND)
+    days, secs = divmod(secs, 86400)
+    h, secs = divmod(secs, 3600)
+    m, s = divmod(secs, 60)
+    parts = []
+    if days:
+        parts.append(f"{days} d")
+    if h:
+        parts.append(f"{h} h")
+    if m:
+        parts.append(f"{m} min")
+    if s or micros or not parts:
+        sec = scaled(s * MICROS_PER_SECOND + micros, 6).normalize()
+        parts.append(f"{plain(sec)} s")
+    return sign + " ".join(parts)

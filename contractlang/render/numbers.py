@@ -13,12 +13,14 @@ from fractions import Fraction
 from contractlang.evaluate.results import DisplayUnit
 from contractlang.lang.numbers import (
     MICROS_PER_HOUR,
-    MICROS_PER_SECOND,
+    duration_human,
     gpu_hours,
     plain,
     round_fraction,
     scaled,
 )
+
+__all__ = ["duration_human"]  # kept here for the renderers; it lives in lang.numbers
 
 
 def minor_to_str(minor: int, precision: int) -> str:
@@ -40,29 +42,6 @@ def gpu_hours_str(gpu_us: int, places: int = 6) -> str:
 
 def gpu_hours_human(gpu_us: int) -> str:
     return plain(round_fraction(Fraction(gpu_us, MICROS_PER_HOUR), 2), grouped=True)
-
-
-def duration_human(us: int | None) -> str:
-    """Microseconds as ``1 h 12 min 30 s`` (sub-second remainders as decimals of a second)."""
-    if us is None:
-        return "none"
-    sign = "-" if us < 0 else ""
-    us = abs(us)
-    secs, micros = divmod(us, MICROS_PER_SECOND)
-    days, secs = divmod(secs, 86400)
-    h, secs = divmod(secs, 3600)
-    m, s = divmod(secs, 60)
-    parts = []
-    if days:
-        parts.append(f"{days} d")
-    if h:
-        parts.append(f"{h} h")
-    if m:
-        parts.append(f"{m} min")
-    if s or micros or not parts:
-        sec = scaled(s * MICROS_PER_SECOND + micros, 6).normalize()
-        parts.append(f"{plain(sec)} s")
-    return sign + " ".join(parts)
 
 
 def seconds_str(us: int | None) -> str | None:

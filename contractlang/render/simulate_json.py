@@ -40,6 +40,14 @@ def simulation_to_json(sim: Simulation) -> dict[str, Any]:
             }
             for t in sim.traces
         ],
+        "baseline": sim.baseline,
+        "ranking": None
+        if sim.ranking is None
+        else {
+            "by": sim.ranking.by,
+            "budget": sim.ranking.budget,
+            "order": list(sim.ranking.order),
+        },
         "contracts": [simulated_contract_to_json(c) for c in sim.contracts],
         "warnings": [w.to_json() for w in sim.warnings],
     }
@@ -108,7 +116,37 @@ def simulated_contract_to_json(c: SimulatedContract) -> dict[str, Any]:
     out = contract_to_json(c.result)
     out["trace"] = c.trace.index
     out["monte_carlo"] = monte_carlo_to_json(c)
+    out["rank"] = c.rank
+    out["delta"] = delta_to_json(c)
     return out
+
+
+def delta_to_json(c: SimulatedContract) -> dict[str, Any] | None:
+    """The contract's figures minus the baseline's, each with the 95 % interval of the paired
+    bootstrap and whether that interval holds zero (None for the baseline itself)."""
+    d = c.delta
+    if d is None:
+        return None
+    s = c.result.settings
+    money = DisplayUnit(s.currency, Fraction(1), "money")
+
+    def diff(i: Interval, unit: DisplayUnit) -> dict[str, Any]:
+        return {**_figure(i, unit, s.precision), "within_noise": i.holds_zero}
+
+    return {
+        "baseline": d.baseline,
+        "cost_per_accepted_run": {"mean": diff(d.mean_cost, money), "p95": diff(d.p95_cost, money)},
+        "requirements": [
+            {
+                "budget": r.budget,
+                "require": r.requirement.text,
+                "line": r.requirement.line,
+                "unit": r.requirement.unit.label,
+                **diff(i, r.requirement.unit),
+            }
+            for r, i in zip(c.monte_carlo.requirements, d.requirements, strict=True)
+        ],
+    }
 
 
 def monte_carlo_to_json(c: SimulatedContract) -> dict[str, Any]:

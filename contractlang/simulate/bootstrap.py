@@ -179,11 +179,17 @@ class Figure:
     def interval(self) -> tuple[Fraction, Fraction] | None:
         """The 95 % percentile interval, or None when fewer than 95 % of the resamples have a
         value (a figure that is often none cannot be bounded)."""
-        found = [x for x in map(_number, self.values) if x is not None]
-        nums = [found[i] for i in exact_order(found)]
-        if not nums or len(nums) < 0.95 * len(self.values):
-            return None
-        return _quantile(nums, Fraction(25, 1000)), _quantile(nums, Fraction(975, 1000))
+        return percentile_interval([_number(v) for v in self.values])
+
+    def paired_interval(self, baseline: Figure) -> tuple[Fraction, Fraction] | None:
+        """The 95 % interval of this figure minus ``baseline``'s, from their difference on each
+        resample (both computed on the same resamples): a paired bootstrap, so what the two
+        share — the same runs drawn, the same reclaims — cancels, as it does in the
+        difference itself. Not the difference of the two intervals, which is far wider."""
+        if len(self.values) != len(baseline.values):
+            raise InternalError("a paired interval of figures on different resamples")
+        pairs = zip(map(_number, self.values), map(_number, baseline.values), strict=True)
+        return percentile_interval([None if a is None or b is None else a - b for a, b in pairs])
 
 
 def run_bootstrap(figures: Sequence[Figure], runs: int, resamples: int, seed: int) -> None:
@@ -271,6 +277,16 @@ def exact_order(values: Sequence[Fraction]) -> list[int]:
             order[j], order[j - 1] = order[j - 1], order[j]
             j -= 1
     return order
+
+
+def percentile_interval(values: Sequence[Fraction | None]) -> tuple[Fraction, Fraction] | None:
+    """The 2.5th and 97.5th percentiles of the values that are not none, or None when fewer
+    than 95 % of ``values`` have one."""
+    found = [x for x in values if x is not None]
+    nums = [found[i] for i in exact_order(found)]
+    if not nums or len(nums) < 0.95 * len(values):
+        return None
+    return _quantile(nums, Fraction(25, 1000)), _quantile(nums, Fraction(975, 1000))
 
 
 def _number(v: Value) -> Fraction | None:

@@ -37,26 +37,36 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
 from contractlang.availability import Availability
-from contractlang.diagnostics import NO_SPAN, error
-from contractlang.errors import ContractlangError
+from contractlang.lang.numbers import MICROS_PER_HOUR
 from contractlang.simulate.events import CODE, Columns, EventLog, epoch_us, trace_frame
 from contractlang.simulate.job import Job, Schedule
 from contractlang.simulate.provider import Promises, Provider
 from contractlang.simulate.reclaims import NEVER, Poisson, Replay
 from contractlang.simulate.streams import MAX_INDEX, Streams
 from contractlang.simulate.workload import Workload
+from contractlang.trace.limits import MAX_GPU_US, MAX_TS
 
 I64 = npt.NDArray[np.int64]
 Bool = npt.NDArray[np.bool_]
 
 #: Runs simulated together; a batch's events are one frame (about 150 bytes per event).
 BATCH_RUNS = 10_000
+
+
+class OutOfRange(Exception):
+    """A simulated run would leave what a trace may hold (its times, its GPU-time, its draws):
+    a workload error, reported at the first of ``keys`` the workload writes (E605)."""
+
+    def __init__(self, message: str, keys: tuple[tuple[str, ...], ...], help: str) -> None:
+        super().__init__(message)
+        self.message, self.keys, self.help = message, keys, help
 
 
 @dataclass
@@ -92,6 +102,11 @@ class Simulator:
             alloc_width=max(4, len(str(w.max_allocations))),
         )
         self.outcome = Outcome()
+        self.promises = promises
+        # how long after the start a run may go on (every event of it before MAX_TS), and how
+        # long it may hold its GPUs (its GPU-time at most MAX_GPU_US)
+        self.time_left = epoch_us(MAX_TS) - 1 - self.columns.start_us
+        self.held_left = MAX_GPU_US // w.gpus
 
     def batches(self, size: int = BATCH_RUNS) -> Iterator[pl.DataFrame]:
         """Every run's events, one frame per ``size`` runs, in run order."""
@@ -115,6 +130,7 @@ class Simulator:
         b = np.zeros(n, dtype=np.int64)  # local step the next allocation resumes from
         k = np.zeros(n, dtype=np.int64)  # allocations so far
         saves = np.zeros(n, dtype=np.int64)  # saves so far (the checkpoint stream's index)
+        held = np.zeros(n, dtype=np.int64)  # time on capacity so far
         after_reclaim = np.zeros(n, dtype=np.bool_)
         active = np.ones(n, dtype=np.bool_)
         offset = self.replay.offsets(runs) if self.replay else np.zeros(n, dtype=np.int64)
@@ -126,7 +142,7 @@ class Simulator:
             end_at, notice_at, has_notice = self._reclaim(run, kk, start, offset[a], sched)
             res = _Allocation(job, sched, end_at, notice_at, has_notice, w.checkpoint_on_notice)
             if int(saves[a].max()) + int(res.saves.max()) + 1 > MAX_INDEX:
-                raise too_many_saves()
+                raise self._too_many_saves(run[int(np.argmax(saves[a] + res.saves))])
             step0 = (attempt[a] - 1) * job.steps
             # requested, started, restored
             log.add("requested", a, kk, t_req[a])
@@ -161,6 +177,8 @@ class Simulator:
             # the next allocation
             saves[a] += res.saves + res.on_notice
             t_req[a] = start + res.end
+            held[a] += res.end
+            self._check_range(run, t_req[a], held[a], kk + 1)
             k[a] = kk + 1
             b[a] = np.where(fin, 0, new_b)
             after_reclaim[a] = ~fin
@@ -169,6 +187,44 @@ class Simulator:
             gave_up = ~fin & (k[a] >= w.max_allocations)
             self.outcome.gave_up.extend((run[gave_up] + 1).tolist())
             active[a] = ~(ok | (rejected & last_try) | gave_up)
+
+    def _check_range(self, run: I64, end: I64, held: I64, allocations: I64) -> None:
+        """Every event so far lies before :data:`MAX_TS`, and no run holds more GPU-time than
+        a trace may (checked after each allocation, so nothing out of range is ever written,
+        and no time can grow far enough to overflow)."""
+        under = self.promises.describe()
+
+        def after(i: int) -> str:
+            n = int(allocations[i])
+            return f"after {n:,} allocation{'' if n == 1 else 's'}"
+
+        late = np.flatnonzero(end > self.time_left)
+        if len(late):
+            i = int(late[0])
+            raise OutOfRange(
+                f"run {int(run[i]) + 1:,} would go on past {MAX_TS - timedelta(days=1):%Y-%m-%d}, "
+                f"the last day a trace may hold, {after(i)} under {under}",
+                (("start",), ("max_allocations",)),
+                "start earlier, or lower `max_allocations` or the replacement waits",
+            )
+        big = np.flatnonzero(held > self.held_left)
+        if len(big):
+            i = int(big[0])
+            raise OutOfRange(
+                f"run {int(run[i]) + 1:,} would hold more than "
+                f"{MAX_GPU_US // MICROS_PER_HOUR:,} GPU-hours, the most one run may hold, "
+                f"{after(i)} of {self.w.gpus:,} GPUs under {under}",
+                (("gpus",), ("max_allocations",)),
+                "lower `gpus` or `max_allocations`",
+            )
+
+    def _too_many_saves(self, run: int) -> OutOfRange:
+        return OutOfRange(
+            f"run {run + 1:,} would save more than {MAX_INDEX:,} checkpoints, the most that can "
+            f"be simulated, under {self.promises.describe()}",
+            (("checkpoint_every_steps",), ("max_allocations",)),
+            "checkpoint less often, or lower `max_allocations`",
+        )
 
     def _start(self, run: I64, kk: I64, t_req: I64, after: Bool, offset: I64) -> I64:
         if self.replay is not None:
@@ -248,14 +304,6 @@ class Simulator:
             good = em[em_valid]
             new_b[good] = np.maximum(new_b[good], res.stop_step[good])
         return new_b
-
-
-def too_many_saves() -> ContractlangError:
-    message = (
-        f"a simulated run saved more than {MAX_INDEX:,} checkpoints: checkpoint less often, "
-        "or lower `max_allocations`"
-    )
-    return ContractlangError([error("E605", message, NO_SPAN, file="workload")])
 
 
 class _Allocation:

@@ -1,20 +1,23 @@
 """The Monte Carlo error of every contract's figures (:mod:`~contractlang.simulate.bootstrap`):
 mean and p95 cost per accepted run, and each budget requirement's value, with a warning
-(``W601``) wherever a verdict flips inside its interval.
+(``W601``) wherever a verdict flips inside its interval; and each contract's differences from
+the baseline, with the intervals of the paired bootstrap.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 from contractlang.diagnostics import Diagnostic, warning
 from contractlang.errors import InternalError
 from contractlang.evaluate.results import ContractResult
 from contractlang.lang import ast
+from contractlang.lang.show import show
 from contractlang.lang.terms import Terms
 from contractlang.simulate.bootstrap import Figure, run_bootstrap
-from contractlang.simulate.results import Interval, MonteCarlo, RequirementInterval
+from contractlang.simulate.results import Delta, Interval, MonteCarlo, RequirementInterval
 
 COST = ast.Name("cost_per_accepted_run")
 
@@ -28,10 +31,25 @@ def value_side(req: ast.Require) -> ast.Expr:
     return cmp.left if ast.has_aggregate(cmp.left) else cmp.right
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """One contract's figures, bootstrapped together with every other contract's."""
+
+    result: ContractResult
+    mean: Figure
+    p95: Figure
+    requirements: list[tuple[ast.Budget, ast.Require, Figure]]
+
+
 def monte_carlo(
-    results: Sequence[ContractResult], terms: Terms, resamples: int, seed: int
-) -> list[MonteCarlo]:
-    """One :class:`MonteCarlo` per contract, all on the same resamples of the runs."""
+    results: Sequence[ContractResult],
+    terms: Terms,
+    resamples: int,
+    seed: int,
+    baseline: int = 0,
+) -> list[tuple[MonteCarlo, Delta | None]]:
+    """Per contract, its :class:`MonteCarlo` and its :class:`Delta` against
+    ``results[baseline]`` (None for the baseline itself), all on the same resamples."""
     if not results:
         return []
     run_ids = results[0].runs["run_id"]
@@ -46,34 +64,72 @@ def monte_carlo(
             for budget in terms.budgets
             for req in budget.requires
         ]
-        plans.append((c, mean, p95, reqs))
-    figures = [f for _, m, p, rs in plans for f in (m, p, *(r[2] for r in rs))]
+        plans.append(_Plan(c, mean, p95, reqs))
+    figures = [f for p in plans for f in (p.mean, p.p95, *(r[2] for r in p.requirements))]
     run_bootstrap(figures, len(run_ids), resamples, seed)
-    out = []
-    for c, mean, p95, reqs in plans:
-        budgets = {b.name: b for b in c.budgets}
-        found = []
-        for budget, req, fig in reqs:
-            result = budgets[budget.name].requirements[budget.requires.index(req)]
-            found.append(
-                RequirementInterval(
-                    budget.name,
-                    result,
-                    _interval(result.value, fig),
-                    span=req.span,
-                    file=terms.file_of(budget),
-                )
-            )
-        out.append(
-            MonteCarlo(
-                runs=len(run_ids),
-                resamples=resamples,
-                mean_cost=_interval(_fraction(mean.point_value()), mean),
-                p95_cost=_interval(c.totals.cost_per_accepted_run["p95"], p95),
-                requirements=tuple(found),
+    errors = [_errors(p, terms, len(run_ids), resamples) for p in plans]
+    base = plans[baseline]
+    return [
+        (mc, None if i == baseline else _delta(p, base, mc, errors[baseline]))
+        for i, (p, mc) in enumerate(zip(plans, errors, strict=True))
+    ]
+
+
+def _errors(plan: _Plan, terms: Terms, runs: int, resamples: int) -> MonteCarlo:
+    """One contract's figures with their intervals."""
+    c, mean, p95 = plan.result, plan.mean, plan.p95
+    budgets = {b.name: b for b in c.budgets}
+    found = []
+    for budget, req, fig in plan.requirements:
+        result = budgets[budget.name].requirements[budget.requires.index(req)]
+        found.append(
+            RequirementInterval(
+                budget.name,
+                result,
+                _interval(result.value, fig),
+                span=req.span,
+                file=terms.file_of(budget),
+                figure=show(value_side(req)),
             )
         )
-    return out
+    return MonteCarlo(
+        runs=runs,
+        resamples=resamples,
+        mean_cost=_interval(_fraction(mean.point_value()), mean),
+        p95_cost=_interval(c.totals.cost_per_accepted_run["p95"], p95),
+        requirements=tuple(found),
+    )
+
+
+def _delta(plan: _Plan, base: _Plan, mc: MonteCarlo, base_mc: MonteCarlo) -> Delta:
+    """``plan``'s figures minus ``base``'s, each with its paired interval."""
+    same_money = plan.result.settings.currency == base.result.settings.currency
+    none = Interval(None, None, None)
+    mean = _difference(mc.mean_cost, base_mc.mean_cost, plan.mean, base.mean)
+    p95 = _difference(mc.p95_cost, base_mc.p95_cost, plan.p95, base.p95)
+    return Delta(
+        baseline=base.result.name,
+        mean_cost=mean if same_money else none,
+        p95_cost=p95 if same_money else none,
+        requirements=tuple(
+            _difference(r.interval, b.interval, f, g)
+            for r, b, (_, _, f), (_, _, g) in zip(
+                mc.requirements,
+                base_mc.requirements,
+                plan.requirements,
+                base.requirements,
+                strict=True,
+            )
+        ),
+    )
+
+
+def _difference(value: Interval, base: Interval, fig: Figure, base_fig: Figure) -> Interval:
+    if value.value is None or base.value is None:
+        return Interval(None, None, None)
+    bounds = fig.paired_interval(base_fig)
+    low, high = bounds if bounds is not None else (None, None)
+    return Interval(value.value - base.value, low, high)
 
 
 def _fraction(v: object) -> Fraction | None:

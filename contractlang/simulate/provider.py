@@ -21,12 +21,12 @@ import numpy.typing as npt
 
 from contractlang.evaluate.settings import read_settings
 from contractlang.lang import ast
+from contractlang.lang.numbers import duration_human
+from contractlang.simulate.reclaims import NEVER
 from contractlang.simulate.streams import Streams
-from contractlang.simulate.workload import MICROS_PER_MINUTE, Replacement, Workload
+from contractlang.simulate.workload import MAX_WAIT_US, MICROS_PER_MINUTE, Replacement, Workload
 
 I64 = npt.NDArray[np.int64]
-#: The longest replacement wait drawn (a lognormal's far tail is cut here): one year.
-MAX_WAIT_US = 365 * 24 * 3600 * 1_000_000
 
 
 @dataclass(frozen=True, order=True)
@@ -37,21 +37,20 @@ class Promises:
     restart_us: int | None
 
     def describe(self) -> str:
-        """``notice 30 s, restart 15 min`` (for people)."""
-        notice = "no notice" if self.notice_us is None else f"notice {_human(self.notice_us)}"
+        """``notice 30 s, restart 15 min`` (for people; exact, plain digits at any length).
+
+        >>> Promises(1_000_001_000_000, None).describe()
+        'notice 11 d 13 h 46 min 41 s, no restart promise'
+        """
+        notice = (
+            "no notice" if self.notice_us is None else f"notice {duration_human(self.notice_us)}"
+        )
         restart = (
             "no restart promise"
             if self.restart_us is None
-            else f"restart {_human(self.restart_us)}"
+            else f"restart {duration_human(self.restart_us)}"
         )
         return f"{notice}, {restart}"
-
-
-def _human(us: int) -> str:
-    seconds = us / 1_000_000
-    if seconds >= 60 and seconds % 60 == 0:
-        return f"{seconds / 60:g} min"
-    return f"{seconds:g} s"
 
 
 def promises_of(contract: ast.Contract) -> Promises:
@@ -75,6 +74,13 @@ class Provider:
     def __init__(self, workload: Workload, promises: Promises, streams: Streams) -> None:
         self.promises = promises
         self.streams = streams
+        # A promise longer than any simulated time behaves as that time: a notice is at most
+        # "never" (the reclaim comes after the job ends), a restart cap above the longest wait
+        # never binds.
+        self.notice_us = min(promises.notice_us or 0, int(NEVER))
+        self.restart_us = (
+            None if promises.restart_us is None else min(promises.restart_us, MAX_WAIT_US)
+        )
         self.notice_breach = float(workload.reclaims.notice_breach_chance)
         self.replacement = workload.replacement
         self.restart_breach = (
@@ -83,7 +89,7 @@ class Provider:
 
     def lead(self, run: I64, alloc: I64) -> I64:
         """The notice lead of each allocation's reclaim: the promise, or 0 when breached."""
-        promised = self.promises.notice_us or 0
+        promised = self.notice_us
         lead = np.full(run.shape, promised, dtype=np.int64)
         if promised and self.notice_breach > 0:
             breached = self.streams.uniform("notice_breach", run, alloc) <= self.notice_breach
@@ -94,7 +100,7 @@ class Provider:
         """The replacement wait before allocation ``alloc`` (which follows a reclaim)."""
         assert self.replacement is not None
         drawn = draw_wait(self.replacement, self.streams, run, alloc)
-        cap = self.promises.restart_us
+        cap = self.restart_us
         if cap is None:
             return drawn
         kept = np.minimum(drawn, cap)

@@ -38,6 +38,11 @@ class Interval:
             return None
         return (self.high - self.low) / 2
 
+    @property
+    def holds_zero(self) -> bool:
+        """For a difference: the interval reaches zero, so its sign is within the noise."""
+        return self.low is not None and self.high is not None and self.low <= 0 <= self.high
+
 
 @dataclass(frozen=True)
 class RequirementInterval:
@@ -48,6 +53,7 @@ class RequirementInterval:
     interval: Interval
     span: Span | None = None  # where the requirement is written
     file: str = "<input>"
+    figure: str = ""  # what it measures: the side that aggregates, `p95(time_to_accept)`
 
     @property
     def needs_more_runs(self) -> bool:
@@ -75,6 +81,29 @@ class MonteCarlo:
 
 
 @dataclass(frozen=True)
+class Delta:
+    """A contract's figures minus the baseline's, each with the 95 % interval of the
+    difference from the paired bootstrap (the same resamples for both); money differences are
+    None between contracts of different currencies."""
+
+    baseline: str
+    mean_cost: Interval
+    p95_cost: Interval
+    requirements: tuple[Interval, ...]  # one per MonteCarlo.requirements, in their order
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How the contracts are ranked: meeting every budget first, then by the headline
+    (the first budget's first requirement: the largest margin first), or without a budget by
+    the p95 cost per accepted run (lowest first); ties keep the order of the terms."""
+
+    by: str  # the headline requirement's text, or `p95(cost_per_accepted_run)`
+    budget: str | None  # the headline's budget
+    order: tuple[str, ...]  # contract names, best first
+
+
+@dataclass(frozen=True)
 class SimulatedTrace:
     """One simulated trace, shared by the contracts that make the same promises."""
 
@@ -91,6 +120,8 @@ class SimulatedContract:
     result: ContractResult
     trace: SimulatedTrace
     monte_carlo: MonteCarlo
+    rank: int = 1  # 1 is the best (:class:`Ranking`)
+    delta: Delta | None = None  # against the baseline; None for the baseline itself
 
     @property
     def name(self) -> str:
@@ -109,6 +140,12 @@ class Simulation:
     budgets: tuple[ast.Budget, ...]
     warnings: tuple[Diagnostic, ...] = ()
     sources: dict[str, Source] = field(default_factory=dict, repr=False)
+    baseline: str | None = None  # the contract the others are measured against
+    ranking: Ranking | None = None
+
+    def ranked(self) -> list[SimulatedContract]:
+        """The contracts best first."""
+        return sorted(self.contracts, key=lambda c: c.rank)
 
     @property
     def verdict(self) -> str:

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -39,28 +38,50 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import PydanticCustomError
 
 from contractlang.availability import Availability, read_availability
-from contractlang.diagnostics import Source, did_you_mean
+from contractlang.diagnostics import Diagnostic, Severity, Source, did_you_mean
 from contractlang.errors import ContractlangError
-from contractlang.lang.numbers import MICROS_PER_SECOND
+from contractlang.lang.numbers import MICROS_PER_HOUR, MICROS_PER_SECOND, duration_human
 from contractlang.lang.vocabulary import ENUMS
 from contractlang.simulate.toml_positions import KeySpans, key_spans
 from contractlang.simulate.workload_errors import (
+    Broken,
     Rule,
+    Written,
     check_rules,
     diagnostics_of,
     problem,
+    toml_beyond_limits,
     toml_syntax_error,
     unreadable,
+)
+from contractlang.trace.limits import (
+    HIGH_PRICE,
+    LONG_ALLOCATION,
+    MANY_GPUS,
+    MAX_GPU_US,
+    MAX_TS,
+    MIN_TS,
 )
 
 __all__ = ["LoadedWorkload", "Reclaims", "Replacement", "Workload", "load_workload"]
 
 DEFAULT_START = datetime(2025, 1, 1, tzinfo=UTC)
 MICROS_PER_MINUTE = 60 * MICROS_PER_SECOND
-MICROS_PER_YEAR = 365 * 24 * 3600 * MICROS_PER_SECOND
-#: Limits that keep every simulated time and draw index in range.
+SECONDS_PER_YEAR = 365 * 24 * 3600
+MICROS_PER_YEAR = SECONDS_PER_YEAR * MICROS_PER_SECOND
+#: Limits that keep every simulated time and draw index in range (and so every simulated trace
+#: inside the trace's own limits, :mod:`contractlang.trace.limits`).
 MAX_SAVES = 1_000_000
 MAX_YEARS = 10
+#: The longest replacement wait: a distribution's scale may not exceed it, and a draw from its
+#: far tail is cut here (one year).
+MAX_WAIT_US = MICROS_PER_YEAR
+MAX_WAIT_MINUTES = MAX_WAIT_US // MICROS_PER_MINUTE
+#: The highest price per GPU-hour: far inside the 20 whole digits the trace's decimal `price`
+#: holds, and low enough that a charge stays far inside the engine's exact decimals.
+MAX_PRICE = Decimal(10**12)
+#: The lowest Poisson reclaim rate per hour (about one reclaim in 114 million years).
+MIN_RATE = Decimal("1e-12")
 
 
 def _number(v: Any) -> Any:
@@ -81,7 +102,9 @@ class _Table(BaseModel):
 class Reclaims(_Table):
     """How the provider takes capacity back: a Poisson rate or an availability trace."""
 
-    rate_per_hour: Num | None = Field(None, gt=0, description="Poisson, per allocation-hour")
+    rate_per_hour: Num | None = Field(
+        None, ge=MIN_RATE, le=MICROS_PER_SECOND * 3600, description="Poisson, per allocation-hour"
+    )
     trace: str | None = Field(None, min_length=1, description="a public availability trace")
     nodes: int = Field(1, ge=1, description="with `trace`: instances the job needs at once")
     notice_breach_chance: Chance = Field(Decimal(0), description="a notice given with lead 0")
@@ -100,10 +123,10 @@ class Replacement(_Table):
     """How long a replacement takes after a reclaim (before any promise caps it)."""
 
     distribution: Distribution = Field(description="`exponential`, `lognormal` or `fixed`")
-    mean_minutes: Num | None = Field(None, gt=0)
-    median_minutes: Num | None = Field(None, gt=0)
+    mean_minutes: Num | None = Field(None, gt=0, le=MAX_WAIT_MINUTES)
+    median_minutes: Num | None = Field(None, gt=0, le=MAX_WAIT_MINUTES)
     sigma: Num | None = Field(None, gt=0, le=10)
-    minutes: Num | None = Field(None, ge=0)
+    minutes: Num | None = Field(None, ge=0, le=MAX_WAIT_MINUTES)
     restart_breach_chance: Chance = Field(Decimal(0), description="a wait the promise misses")
 
     @property
@@ -129,12 +152,12 @@ class Workload(_Table):
     gpus: int = Field(ge=1, le=1_000_000, description="GPUs the job holds")
     sku: str = Field(min_length=1, description="the GPU type, written as `sku` on each start")
     capacity: str = "spot"
-    price: Num | None = Field(None, ge=0)
+    price: Num | None = Field(None, ge=0, le=MAX_PRICE)
     total_steps: int = Field(ge=1, le=10**12, description="training steps of one attempt")
-    step_seconds: Num = Field(gt=0, description="seconds one step takes")
+    step_seconds: Num = Field(gt=0, le=SECONDS_PER_YEAR, description="seconds one step takes")
     checkpoint_every_steps: int = Field(ge=1, description="steps between checkpoints")
-    save_seconds: Num = Field(Decimal(0), ge=0)
-    restore_seconds: Num = Field(Decimal(0), ge=0)
+    save_seconds: Num = Field(Decimal(0), ge=0, le=SECONDS_PER_YEAR)
+    restore_seconds: Num = Field(Decimal(0), ge=0, le=SECONDS_PER_YEAR)
     checkpoint_on_notice: bool = False
     invalid_checkpoint_chance: Chance = Decimal(0)
     accept_chance: Chance = Decimal(1)
@@ -156,6 +179,21 @@ class Workload(_Table):
     def restore_us(self) -> int:
         return _micros(self.restore_seconds)
 
+    @property
+    def saves_per_attempt(self) -> int:
+        """Saves of an attempt from step 0: every multiple of the interval, and the last step."""
+        return -(-self.total_steps // self.checkpoint_every_steps)
+
+    @property
+    def attempt_us(self) -> int:
+        """One attempt on one allocation, never reclaimed: every step and every save."""
+        return self.total_steps * self.step_us + self.saves_per_attempt * self.save_us
+
+    @property
+    def longest_allocation_us(self) -> int:
+        """No allocation runs longer: a restore, then the whole attempt."""
+        return self.restore_us + self.attempt_us
+
 
 def _micros(seconds: Decimal) -> int:
     return int(seconds * MICROS_PER_SECOND)
@@ -163,12 +201,20 @@ def _micros(seconds: Decimal) -> int:
 
 @dataclass(frozen=True)
 class LoadedWorkload:
-    """A validated workload, its source text, and the availability trace it names (read)."""
+    """A validated workload, its source text, and the availability trace it names (read, from
+    ``availability_path``)."""
 
     workload: Workload
     source: Source
     availability: Availability | None = None
     spans: KeySpans = field(default_factory=KeySpans, repr=False)  # where each key is written
+    availability_path: Path | None = None
+    warnings: tuple[Diagnostic, ...] = ()
+
+    @property
+    def inputs(self) -> tuple[Path, ...]:
+        """The files read besides the workload itself (no output may be one of them)."""
+        return () if self.availability_path is None else (self.availability_path,)
 
 
 def load_workload(path: str | Path) -> LoadedWorkload:
@@ -189,6 +235,8 @@ def parse_workload(text: str, name: str, *, base: Path | None = None) -> LoadedW
         data = tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as exc:
         raise ContractlangError([toml_syntax_error(exc, source)], {name: source}) from None
+    except (RecursionError, ValueError) as exc:  # nesting, or digits, beyond what Python reads
+        raise ContractlangError([toml_beyond_limits(exc, source)], {name: source}) from None
     spans = key_spans(text)
     try:
         workload = Workload.model_validate(data)
@@ -198,25 +246,26 @@ def parse_workload(text: str, name: str, *, base: Path | None = None) -> LoadedW
     diags = check_rules(workload, spans, source, RULES)
     if diags:
         raise ContractlangError(diags, {name: source})
-    availability = None
+    availability, path = None, None
     if workload.reclaims.trace is not None and base is not None:
-        availability = _read_trace(workload, base, spans, source)
-    return LoadedWorkload(workload, source, availability, spans)
+        path = base / workload.reclaims.trace
+        availability = _read_trace(workload, path, spans, source)
+    warnings = check_rules(workload, spans, source, WARNINGS, severity=Severity.WARNING)
+    return LoadedWorkload(workload, source, availability, spans, path, tuple(warnings))
 
 
-def _read_trace(w: Workload, base: Path, spans: KeySpans, source: Source) -> Availability:
+def _read_trace(w: Workload, path: Path, spans: KeySpans, source: Source) -> Availability:
     trace = w.reclaims.trace
-    assert trace is not None
-    availability = read_availability(base / trace)
+    availability = read_availability(path)
     nodes = w.reclaims.nodes
     if not availability.held(nodes):
         what = "an instance" if nodes == 1 else f"{nodes} instances"
-        path = ("reclaims", "nodes") if nodes > 1 else ("reclaims", "trace")
+        key = ("reclaims", "nodes") if nodes > 1 else ("reclaims", "trace")
         diag = problem(
             "E610",
             f"the availability trace `{trace}` never has {what} available at once "
             f"(its most is {availability.peak})",
-            path,
+            key,
             spans,
             source,
             help="lower `nodes`, or choose a trace with capacity",
@@ -233,7 +282,7 @@ MODELS: dict[tuple[str, ...], type[BaseModel]] = {
 }
 
 
-def _exactly_one_process(w: Workload) -> str | None:
+def _exactly_one_process(w: Workload, said: Written) -> str | Broken | None:
     r = w.reclaims
     if (r.rate_per_hour is None) == (r.trace is None):
         which = "both" if r.rate_per_hour is not None else "neither"
@@ -244,7 +293,7 @@ def _exactly_one_process(w: Workload) -> str | None:
     return None
 
 
-def _replacement_matches(w: Workload) -> str | None:
+def _replacement_matches(w: Workload, said: Written) -> str | Broken | None:
     if w.reclaims.trace is not None and w.replacement is not None:
         return (
             "`[replacement]` does not apply with `reclaims.trace`: replacement comes when the "
@@ -253,13 +302,13 @@ def _replacement_matches(w: Workload) -> str | None:
     return None
 
 
-def _nodes_with_trace(w: Workload) -> str | None:
+def _nodes_with_trace(w: Workload, said: Written) -> str | Broken | None:
     if "nodes" in w.reclaims.model_fields_set and w.reclaims.trace is None:
         return "`nodes` applies only with `reclaims.trace` (the instances the job needs at once)"
     return None
 
 
-def _parameters(w: Workload) -> str | None:
+def _parameters(w: Workload, said: Written) -> str | Broken | None:
     rep = w.replacement
     if rep is None:
         return None
@@ -268,7 +317,10 @@ def _parameters(w: Workload) -> str | None:
     given |= {"minutes"} if "minutes" in rep.model_fields_set else set()
     for extra in sorted(given - set(required) - set(optional)):
         takes = " and ".join(f"`{k}`" for k in (*required, *optional))
-        return f"`{extra}` is not a parameter of `{rep.distribution}`, which takes {takes}"
+        return Broken(
+            f"`{extra}` is not a parameter of `{rep.distribution}`, which takes {takes}",
+            at=("replacement", extra),
+        )
     for need in required:
         if need not in given:
             return f"`{rep.distribution}` needs `{need}`"
@@ -276,16 +328,16 @@ def _parameters(w: Workload) -> str | None:
 
 
 def _whole_micros(key: str) -> Rule:
-    def rule(w: Workload) -> str | None:
+    def rule(w: Workload, said: Written) -> str | Broken | None:
         value: Decimal = getattr(w, key)
         if value * MICROS_PER_SECOND != int(value * MICROS_PER_SECOND):
-            return f"`{key}` `{value}` is finer than a microsecond"
+            return f"`{key}` {said((key,), value)} is finer than a microsecond"
         return None
 
     return rule
 
 
-def _replacement_given(w: Workload) -> str | None:
+def _replacement_given(w: Workload, said: Written) -> str | Broken | None:
     if w.reclaims.rate_per_hour is not None and w.replacement is None:
         return (
             "missing table `[replacement]`: with `rate_per_hour`, replacement waits are drawn "
@@ -294,7 +346,7 @@ def _replacement_given(w: Workload) -> str | None:
     return None
 
 
-def _capacity_known(w: Workload) -> str | None:
+def _capacity_known(w: Workload, said: Written) -> str | Broken | None:
     if w.capacity not in ENUMS["capacity"]:
         options = ", ".join(f"`{c}`" for c in ENUMS["capacity"])
         hint = did_you_mean(w.capacity, ENUMS["capacity"])
@@ -303,7 +355,7 @@ def _capacity_known(w: Workload) -> str | None:
     return None
 
 
-def _checkpoints_per_attempt(w: Workload) -> str | None:
+def _checkpoints_per_attempt(w: Workload, said: Written) -> str | Broken | None:
     saves = w.total_steps // w.checkpoint_every_steps
     if saves > MAX_SAVES:
         return (
@@ -313,24 +365,79 @@ def _checkpoints_per_attempt(w: Workload) -> str | None:
     return None
 
 
-def _attempt_length(w: Workload) -> str | None:
-    saves = w.total_steps // w.checkpoint_every_steps + 1
-    years = Fraction(w.total_steps * w.step_us + saves * w.save_us, MICROS_PER_YEAR)
-    if years > MAX_YEARS:
-        return f"one attempt would train for {float(years):,.0f} years; at most {MAX_YEARS}"
+def _attempt_length(w: Workload, said: Written) -> str | Broken | None:
+    if w.attempt_us > MAX_YEARS * MICROS_PER_YEAR:
+        step = said(("step_seconds",), w.step_seconds)
+        save = said(("save_seconds",), w.save_seconds)
+        return (
+            f"one attempt ({w.total_steps:,} steps of {step} s and {w.saves_per_attempt:,} "
+            f"saves of {save} s) would train for more than {MAX_YEARS} years, the most that "
+            "can be simulated"
+        )
     return None
 
 
-def _start_has_offset(w: Workload) -> str | None:
+def _start_has_offset(w: Workload, said: Written) -> str | Broken | None:
     if w.start.tzinfo is None:
-        return f"`start` `{w.start.isoformat()}` has no UTC offset"
+        return f"`start` {said(('start',), w.start)} has no UTC offset"
     return None
 
 
-def _price_places(w: Workload) -> str | None:
+def _start_in_range(w: Workload, said: Written) -> str | Broken | None:
+    """Every simulated time must lie in the trace's range: the start, and the end of the
+    shortest run (one attempt, never reclaimed). A run that goes on longer is checked as it is
+    simulated (:mod:`~contractlang.simulate.generate`)."""
+    if w.start.tzinfo is None:
+        return None  # `_start_has_offset`
+    shown = said(("start",), w.start)
+    if w.start < MIN_TS:
+        return f"`start` {shown} is before {MIN_TS:%Y-%m-%d}, the earliest time a trace may hold"
+    left = (MAX_TS - w.start) // timedelta(microseconds=1)
+    if w.attempt_us >= left:
+        return (
+            f"`start` {shown} leaves too little time: a trace ends on "
+            f"{MAX_TS - timedelta(days=1):%Y-%m-%d} and one attempt takes "
+            f"{duration_human(w.attempt_us)}"
+        )
+    return None
+
+
+def _gpu_time(w: Workload, said: Written) -> str | Broken | None:
+    if w.gpus * w.attempt_us > MAX_GPU_US:
+        attempt = duration_human(w.attempt_us)
+        return (
+            f"{w.gpus:,} GPUs for one attempt of {attempt} would hold more than "
+            f"{MAX_GPU_US // MICROS_PER_HOUR:,} GPU-hours, the most one run may hold"
+        )
+    return None
+
+
+def _price_places(w: Workload, said: Written) -> str | Broken | None:
     exponent = w.price.as_tuple().exponent if w.price is not None else 0
     if isinstance(exponent, int) and exponent < -18:
-        return f"`price` `{w.price}` has more than 18 decimal places"
+        return f"`price` {said(('price',), w.price)} has more than 18 decimal places"
+    return None
+
+
+def _many_gpus(w: Workload, said: Written) -> str | Broken | None:
+    if w.gpus > MANY_GPUS:
+        return f"an allocation of {w.gpus:,} GPUs: more than {MANY_GPUS:,} in one is unusual"
+    return None
+
+
+def _long_allocation(w: Workload, said: Written) -> str | Broken | None:
+    if w.longest_allocation_us > LONG_ALLOCATION // timedelta(microseconds=1):
+        longest = duration_human(w.longest_allocation_us)
+        return (
+            f"an allocation may run for {longest} (a restore and one attempt): longer than a year"
+        )
+    return None
+
+
+def _high_price(w: Workload, said: Written) -> str | Broken | None:
+    if w.price is not None and w.price > HIGH_PRICE:
+        shown = said(("price",), w.price)
+        return f"`price` {shown} per GPU-hour is over {HIGH_PRICE:,}"
     return None
 
 
@@ -348,5 +455,15 @@ RULES: tuple[tuple[str, tuple[str, ...], Rule], ...] = (
     ("E605", ("checkpoint_every_steps",), _checkpoints_per_attempt),
     ("E605", ("total_steps",), _attempt_length),
     ("E605", ("start",), _start_has_offset),
+    ("E605", ("start",), _start_in_range),
+    ("E605", ("gpus",), _gpu_time),
     ("E605", ("price",), _price_places),
 )
+#: What the trace would warn about on every row (``W103``–``W105``), said once at its key.
+WARNINGS: tuple[tuple[str, tuple[str, ...], Rule], ...] = (
+    ("W103", ("gpus",), _many_gpus),
+    ("W104", ("total_steps",), _long_allocation),
+    ("W105", ("price",), _high_price),
+)
+#: The trace's warnings the workload's own say instead (so none names a simulated trace).
+TRACE_WARNINGS_SAID = frozenset(code for code, _, _ in WARNINGS)

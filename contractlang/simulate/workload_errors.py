@@ -1,6 +1,7 @@
 """Problems in a workload file as diagnostics that name the key and its line (codes
 ``E601``–``E607``): TOML syntax errors, pydantic's validation errors in plain words, and the
-rules that look at more than one key.
+rules that look at more than one key. Values are shown as the file writes them (``1e-7``, not
+Python's ``1E-7``), and every ``help:`` fits an 80-column terminal.
 
 >>> show_value("64"), show_value(True), show_value({"a": 1})
 ('`"64"`', '`true`', 'a table')
@@ -13,19 +14,58 @@ import re
 import tomllib
 import typing
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, time
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, Span, did_you_mean, error
+from contractlang.diagnostics import (
+    NO_SPAN,
+    Diagnostic,
+    Severity,
+    Source,
+    Span,
+    did_you_mean,
+    error,
+    warning,
+)
 from contractlang.errors import ContractlangError
 from contractlang.simulate.toml_positions import KeySpans
 
 KeyPath = tuple[str, ...]
-#: A rule over a validated workload: a message when it is broken, else None.
-Rule = Callable[[Any], str | None]
+#: Where every key of the workload is described (for a key that is not known at all).
+KEYS_DOC = "every key is described in docs/simulate.md (“The workload”)"
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A broken rule: its message, and the key to point at when it is not the rule's own."""
+
+    message: str
+    at: KeyPath | None = None
+    help: str | None = None
+
+
+class Written:
+    """Values as the workload file writes them, in backticks (``1e-7`` stays ``1e-7``); a
+    value without a place in the file (a default) as :func:`show_value` shows it."""
+
+    def __init__(self, spans: KeySpans, source: Source) -> None:
+        self.spans, self.text = spans, source.text
+
+    def __call__(self, path: KeyPath, value: Any) -> str:
+        span = self.spans.values.get(path)
+        if span is None or isinstance(value, (dict, list)) or span.end_line != span.line:
+            return show_value(value)
+        return f"`{self.text[span.start_pos : span.end_pos]}`"
+
+
+#: A rule over a validated workload: a message (or :class:`Broken`) when it is broken, else
+#: None; it shows values with the :class:`Written` it is given.
+Rule = Callable[[Any, Written], "str | Broken | None"]
 
 _TYPE_WORDS: dict[str, str] = {
     "int_type": "a whole number",
@@ -85,8 +125,10 @@ def problem(
     *,
     help: str | None = None,
     value: bool = True,
+    severity: Severity = Severity.ERROR,
 ) -> Diagnostic:
-    return error(code, message, where(path, spans, value=value), file=source.name, help=help)
+    make = warning if severity is Severity.WARNING else error
+    return make(code, message, where(path, spans, value=value), file=source.name, help=help)
 
 
 def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source) -> Diagnostic:
@@ -110,6 +152,33 @@ def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source) -> Diagnosti
     return error("E601", f"not valid TOML: {message}", span, file=source.name)
 
 
+def toml_beyond_limits(exc: Exception, source: Source) -> Diagnostic:
+    """``E601`` for TOML that parses but that Python cannot hold: arrays or tables nested
+    deeper than its recursion allows, or a whole number of more than 4,300 digits — at the
+    first place it happens.
+
+    >>> d = toml_beyond_limits(ValueError(), Source("w.toml", "runs = " + "1" * 5000))
+    >>> d.message, (d.span.line, d.span.col)
+    ('not valid TOML: a number of more than 4,300 digits', (1, 8))
+    """
+    text = source.text
+    if isinstance(exc, RecursionError):
+        depth, at = 0, 0
+        for i, ch in enumerate(text):
+            depth += 1 if ch in "[{" else -1 if ch in "]}" else 0
+            if depth > 100:
+                at = i
+                break
+        message = "not valid TOML: arrays or tables nested too deeply"
+    else:
+        m = re.search(r"\d{4301,}", text)
+        at = m.start() if m else 0
+        message = "not valid TOML: a number of more than 4,300 digits"
+    line = text.count("\n", 0, at) + 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    return error("E601", message, Span.point(line, col, at), file=source.name)
+
+
 def unreadable(path: Path, exc: Exception) -> ContractlangError:
     """``E607``: the workload file cannot be read."""
     if isinstance(exc, UnicodeDecodeError):
@@ -131,15 +200,19 @@ def diagnostics_of(
 ) -> list[Diagnostic]:
     """Every pydantic error as a diagnostic at its key."""
     out = []
+    written = Written(spans, source)
     for e in exc.errors():
         path = tuple(str(x) for x in e["loc"])
-        out.append(_one(e["type"], path, e.get("input"), e.get("ctx") or {}, spans, source, models))
+        shown = written(path, e.get("input"))
+        out.append(_one(e["type"], path, shown, e.get("input"), e.get("ctx") or {}, spans,
+                        source, models))  # fmt: skip
     return out
 
 
 def _one(
     kind: str,
     path: KeyPath,
+    shown: str,
     given: Any,
     ctx: dict[str, Any],
     spans: KeySpans,
@@ -159,23 +232,21 @@ def _one(
             help=_describe(models.get(table), key),
         )
     if kind == "extra_forbidden":
-        model = models.get(table)
-        hint = did_you_mean(key, model.model_fields) if model else None
         return problem(
             "E602",
             f"unknown key `{key}`{where_table}",
             path,
             spans,
             source,
-            help=f"did you mean `{hint}`?" if hint else _known(model),
+            help=_unknown_key_help(table, key, models),
             value=False,
         )
     if kind in _TYPE_WORDS:
-        message = f"`{name}` must be {_TYPE_WORDS[kind]}, not {show_value(given)}"
+        message = f"`{name}` must be {_TYPE_WORDS[kind]}, not {shown}"
         return problem("E604", message, path, spans, source)
     if kind in _RANGE_WORDS:
         bound, words = _RANGE_WORDS[kind]
-        message = f"`{name}` must be {words} {ctx.get(bound)}, not {show_value(given)}"
+        message = f"`{name}` must be {words} {show_bound(ctx.get(bound))}, not {shown}"
         return problem("E605", message, path, spans, source)
     if kind == "literal_error":
         options = _options(models.get(table), key)
@@ -184,7 +255,7 @@ def _one(
         code = "E606" if key == "distribution" else "E605"
         return problem(
             code,
-            f"`{name}` must be {listed}, not {show_value(given)}",
+            f"`{name}` must be {listed}, not {shown}",
             path,
             spans,
             source,
@@ -200,10 +271,34 @@ def _describe(model: type[BaseModel] | None, key: str) -> str | None:
     return f"`{key}`: {field.description}" if field and field.description else None
 
 
-def _known(model: type[BaseModel] | None) -> str | None:
-    if model is None:
-        return None
-    return "the keys here are " + ", ".join(f"`{k}`" for k in model.model_fields)
+def _unknown_key_help(table: KeyPath, key: str, models: dict[KeyPath, type[BaseModel]]) -> str:
+    """A close name in the same table, else the same key where it belongs, else the doc."""
+    model = models.get(table)
+    hint = did_you_mean(key, model.model_fields) if model else None
+    if hint:
+        return f"did you mean `{hint}`?"
+    for home, other in models.items():
+        if home != table and key in other.model_fields:
+            if not home:
+                return f"`{key}` is a top-level key: write it before the first `[table]`"
+            return f"did you mean `{key_name((*home, key))}`? it belongs in `[{key_name(home)}]`"
+    return KEYS_DOC
+
+
+def show_bound(bound: Any) -> str:
+    """A range's bound in plain digits: ``1,000,000``, ``0.000000000001``.
+
+    >>> show_bound(10**6), show_bound(Decimal("1E-12")), show_bound("Decimal('1')")
+    ('1,000,000', '0.000000000001', '1')
+    """
+    if isinstance(bound, str):  # pydantic writes a bound of an annotated field as its repr
+        m = re.fullmatch(r"Decimal\('([^']*)'\)", bound)
+        bound = Decimal(m.group(1)) if m else bound
+    if isinstance(bound, bool) or not isinstance(bound, (int, Decimal)):
+        return str(bound)
+    if isinstance(bound, int) or bound == bound.to_integral_value():
+        return f"{int(bound):,}"
+    return format(bound, "f")
 
 
 def _options(model: type[BaseModel] | None, key: str) -> list[str]:
@@ -220,11 +315,18 @@ def check_rules(
     spans: KeySpans,
     source: Source,
     rules: Sequence[tuple[str, KeyPath, Rule]],
+    severity: Severity = Severity.ERROR,
 ) -> list[Diagnostic]:
-    """The rules over several keys; each broken one is a diagnostic at its key."""
+    """The rules over several keys; each broken one is a diagnostic at its key (or at the key
+    the rule names)."""
     out = []
+    written = Written(spans, source)
     for code, path, rule in rules:
-        message = rule(workload)
-        if message is not None:
-            out.append(problem(code, message, path, spans, source, value=False))
+        found = rule(workload, written)
+        if found is None:
+            continue
+        broken = found if isinstance(found, Broken) else Broken(found)
+        at = broken.at or path
+        out.append(problem(code, broken.message, at, spans, source, help=broken.help,
+                           value=False, severity=severity))  # fmt: skip
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -62,12 +62,26 @@ def write_batches(
     return rows
 
 
-def copy_file(source: Path, target: Path) -> None:
-    """A copy of a written file (contracts that share a trace each get one); E501 on failure."""
+def place(written: Path, targets: Sequence[Path]) -> None:
+    """Put a written file at each of ``targets`` (contracts that share a trace each get one):
+    copied beside the first targets and renamed into place, and ``written`` itself (in the
+    same folder) renamed to the last; so a failure leaves each target as it was. E501 on
+    failure."""
+    if not targets:
+        return
+    *copies, last = targets
+    for target in copies:
+        partial = target.with_name(f".{target.name}.partial")
+        try:
+            shutil.copyfile(written, partial)
+            os.replace(partial, target)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise cannot_write(target, exc) from None
     try:
-        shutil.copyfile(source, target)
+        os.replace(written, last)
     except OSError as exc:
-        raise cannot_write(target, exc) from None
+        raise cannot_write(last, exc) from None
 
 
 def cannot_write(path: Path, exc: BaseException) -> ContractlangError:
