@@ -45,6 +45,8 @@ def allocation(
 
 # --------------------------------------------------------------------------- wrapping
 
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+
 
 def test_a_64_gpu_allocation_from_year_1_to_9999_is_rejected_not_wrapped() -> None:
     rows = allocation(
@@ -127,6 +129,36 @@ def test_totals_beyond_64_bits_stay_exact() -> None:
     assert doc["contracts"][0]["totals"]["metered_gpu_hours"] == "5000000000.000000"
     # 0.0001 USD × 5 × 10^9 GPU-hours = 500,000.00 USD
     assert doc["contracts"][0]["totals"]["gross"] == "500000.00"
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "promise reclaim notice 99999999999999999 hours",
+        "promise restart within 110000 days",
+        "billing increment 109574 days",
+        "billing minimum 9999999999 days",
+    ],
+)
+def test_a_duration_longer_than_any_trace_is_a_checker_error(clause: str) -> None:
+    # 1900-01-01 to 2200-01-01 is 109,573 days (73 leap years among the 300): a duration
+    # beyond it is E213 at the clause, never an overflow in evaluation
+    spot = f'contract "c" {{\n  currency USD\n  rate 2 USD per gpu_hour\n  {clause}\n}}\n'
+    with pytest.raises(ContractlangError) as exc:
+        evaluate_text(spot, frame(allocation("r1", "a1", T0, T0 + timedelta(hours=1), 1)))
+    assert codes(exc) == [("E213", 4)]
+    assert "longer than any trace can be" in exc.value.diagnostics[0].message
+
+
+def test_the_longest_duration_is_allowed() -> None:
+    # 109,573 days exactly is the whole range: allowed (a minimum that long bills each
+    # allocation 109,573 × 24 = 2,629,752 GPU-hours at 2 USD = 5,259,504.00 USD)
+    spot = (
+        'contract "c" {\n  currency USD\n  rate 2 USD per gpu_hour\n'
+        "  billing minimum 109573 days\n}\n"
+    )
+    result = evaluate_text(spot, frame(allocation("r1", "a1", T0, T0 + timedelta(hours=1), 1)))
+    assert result.contracts[0].totals.gross_minor == 525_950_400
 
 
 def test_a_huge_billing_minimum_is_a_clean_error_naming_the_allocation() -> None:

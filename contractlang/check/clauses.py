@@ -19,7 +19,7 @@ from contractlang.check.settings import check_settings
 from contractlang.lang import ast as A
 from contractlang.lang.exact import constant_value, is_constant
 from contractlang.lang.facts import Stage
-from contractlang.lang.numbers import MICROS_PER_SECOND
+from contractlang.lang.numbers import LONGEST_US, MICROS_PER_SECOND
 from contractlang.lang.show import show
 from contractlang.lang.types import GPU_TIME, MONEY, TIME
 from contractlang.lang.vocabulary import CAP_LEVELS
@@ -169,6 +169,13 @@ class ClauseChecker:
             self.report.error("E213", f"`{what}` must be more than 0 seconds", expr.span)
         elif value < 0:
             self.report.error("E213", f"`{what}` cannot be negative", expr.span)
+        elif value * MICROS_PER_SECOND > LONGEST_US:
+            self.report.error(
+                "E213",
+                f"`{what}` is longer than any trace can be",
+                expr.span,
+                help="a trace covers at most 1900-01-01 to 2199-12-31 (300 years)",
+            )
         elif ctx.role.startswith("billing") and value % _MICROSECOND != 0:
             self.report.error("E213", f"`{what}` must be a whole number of microseconds", expr.span)
 

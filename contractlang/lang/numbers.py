@@ -15,12 +15,20 @@ to :data:`HOUR_PLACES` places — here for one value, and in
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from fractions import Fraction
 
 MICROS_PER_SECOND = 1_000_000
 MICROS_PER_HOUR = 3600 * MICROS_PER_SECOND
+
+#: The earliest timestamp a trace may hold (inclusive).
+MIN_TS = datetime(1900, 1, 1, tzinfo=UTC)
+#: The first timestamp a trace may not hold (exclusive): the range ends at 2199-12-31.
+MAX_TS = datetime(2200, 1, 1, tzinfo=UTC)
+#: The longest span a trace can cover, in microseconds: no duration a term writes (a billing
+#: increment or minimum, a promise) can be longer and still mean something.
+LONGEST_US = (MAX_TS - MIN_TS) // timedelta(microseconds=1)
 #: Decimal places of hours and GPU-hours in every output.
 HOUR_PLACES = 6
 

@@ -17,13 +17,22 @@ computed in 128 bits during evaluation and checked against the same bound (E405)
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 
-#: The earliest timestamp a trace may hold (inclusive).
-MIN_TS = datetime(1900, 1, 1, tzinfo=UTC)
-#: The first timestamp a trace may not hold (exclusive): the range ends at 2199-12-31.
-MAX_TS = datetime(2200, 1, 1, tzinfo=UTC)
+from contractlang.lang.numbers import MAX_TS, MIN_TS
+
+__all__ = [
+    "HIGH_PRICE",
+    "LONG_ALLOCATION",
+    "MANY_GPUS",
+    "MAX_GPUS",
+    "MAX_GPU_US",
+    "MAX_STEP",
+    "MAX_TS",
+    "MIN_TS",
+]
+
 #: The most GPUs one allocation may have.
 MAX_GPUS = 10_000_000
 #: The most GPU-time (GPU-µs) one allocation, or one run, may hold: a signed 64-bit integer.
