@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("contractlang.codes", "contractlang.version", "contractlang.mock_trainer"),
     ("contractlang.diagnostics",),
     ("contractlang.errors",),
-    ("contractlang.lang",),
+    ("contractlang.lang", "contractlang.tomlfile"),
     (
         "contractlang.syntax",
         "contractlang.trace",

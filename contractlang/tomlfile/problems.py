@@ -1,6 +1,7 @@
-"""Problems in a workload file as diagnostics that name the key and its line (codes
-``E601``–``E607``): TOML syntax errors, pydantic's validation errors in plain words, and the
-rules that look at more than one key.
+"""Problems in a TOML file as diagnostics that name the key and its line: TOML syntax errors,
+pydantic's validation errors in plain words, and the rules that look at more than one key.
+Each kind of file has its own codes (:class:`Codes`): the workload of ``simulate`` uses
+``E601``–``E607``, a fixture's manifest ``F001``–``F006``.
 
 >>> show_value("64"), show_value(True), show_value({"a": 1})
 ('`"64"`', '`true`', 'a table')
@@ -12,7 +13,8 @@ import json
 import re
 import tomllib
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
@@ -21,9 +23,26 @@ from pydantic import BaseModel, ValidationError
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, Span, did_you_mean, error
 from contractlang.errors import ContractlangError
-from contractlang.simulate.toml_positions import KeySpans
+from contractlang.tomlfile.positions import KeySpans
 
 KeyPath = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Codes:
+    """The codes of one kind of TOML file: for a file that cannot be read, is not TOML, has an
+    unknown key, misses a key, has a value of the wrong type or an invalid value; ``choices``
+    gives a key whose value is one of a list its own code (``distribution`` in a workload)."""
+
+    unreadable: str
+    syntax: str
+    unknown: str
+    missing: str
+    type: str
+    value: str
+    choices: Mapping[str, str] = field(default_factory=dict)
+
+
 #: A rule over a validated workload: a message when it is broken, else None.
 Rule = Callable[[Any], str | None]
 
@@ -89,8 +108,8 @@ def problem(
     return error(code, message, where(path, spans, value=value), file=source.name, help=help)
 
 
-def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source) -> Diagnostic:
-    """``E601`` at the line and column tomllib names (its message ends ``(at line L, column
+def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source, codes: Codes) -> Diagnostic:
+    """``codes.syntax`` at the line and column tomllib names (its message ends ``(at line L, column
     C)`` or ``(at end of document)``)."""
     text = str(exc)
     m = re.search(r"\(at line (\d+), column (\d+)\)\s*$", text)
@@ -107,18 +126,18 @@ def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source) -> Diagnosti
         message,
     )
     message = message[:1].lower() + message[1:]
-    return error("E601", f"not valid TOML: {message}", span, file=source.name)
+    return error(codes.syntax, f"not valid TOML: {message}", span, file=source.name)
 
 
-def unreadable(path: Path, exc: Exception) -> ContractlangError:
-    """``E607``: the workload file cannot be read."""
+def unreadable(path: Path, exc: Exception, codes: Codes) -> ContractlangError:
+    """``codes.unreadable``: the file cannot be read."""
     if isinstance(exc, UnicodeDecodeError):
         reason = f"it is not UTF-8 text ({exc.reason})"
     elif isinstance(exc, OSError):
         reason = (exc.strerror or "unreadable").lower()
     else:
         reason = str(exc)
-    diag = error("E607", f"cannot read `{path}`: {reason}", NO_SPAN, file=str(path))
+    diag = error(codes.unreadable, f"cannot read `{path}`: {reason}", NO_SPAN, file=str(path))
     return ContractlangError([diag])
 
 
@@ -128,12 +147,16 @@ def diagnostics_of(
     spans: KeySpans,
     source: Source,
     models: dict[KeyPath, type[BaseModel]],
+    codes: Codes,
 ) -> list[Diagnostic]:
-    """Every pydantic error as a diagnostic at its key."""
+    """Every pydantic error as a diagnostic at its key (``models``: the model of each table,
+    whose fields name the keys it may hold)."""
     out = []
     for e in exc.errors():
         path = tuple(str(x) for x in e["loc"])
-        out.append(_one(e["type"], path, e.get("input"), e.get("ctx") or {}, spans, source, models))
+        out.append(
+            _one(e["type"], path, e.get("input"), e.get("ctx") or {}, spans, source, models, codes)
+        )
     return out
 
 
@@ -145,13 +168,14 @@ def _one(
     spans: KeySpans,
     source: Source,
     models: dict[KeyPath, type[BaseModel]],
+    codes: Codes,
 ) -> Diagnostic:
     name = key_name(path)
     table, key = path[:-1], path[-1]
     where_table = f" in `[{key_name(table)}]`" if table else ""
     if kind == "missing":
         return problem(
-            "E603",
+            codes.missing,
             f"missing key `{key}`{where_table}",
             path,
             spans,
@@ -162,7 +186,7 @@ def _one(
         model = models.get(table)
         hint = did_you_mean(key, model.model_fields) if model else None
         return problem(
-            "E602",
+            codes.unknown,
             f"unknown key `{key}`{where_table}",
             path,
             spans,
@@ -172,16 +196,16 @@ def _one(
         )
     if kind in _TYPE_WORDS:
         message = f"`{name}` must be {_TYPE_WORDS[kind]}, not {show_value(given)}"
-        return problem("E604", message, path, spans, source)
+        return problem(codes.type, message, path, spans, source)
     if kind in _RANGE_WORDS:
         bound, words = _RANGE_WORDS[kind]
         message = f"`{name}` must be {words} {ctx.get(bound)}, not {show_value(given)}"
-        return problem("E605", message, path, spans, source)
+        return problem(codes.value, message, path, spans, source)
     if kind == "literal_error":
         options = _options(models.get(table), key)
         listed = ", ".join(f"`{o}`" for o in options[:-1]) + f" or `{options[-1]}`"
         hint = did_you_mean(str(given), options) if isinstance(given, str) else None
-        code = "E606" if key == "distribution" else "E605"
+        code = codes.choices.get(key, codes.value)
         return problem(
             code,
             f"`{name}` must be {listed}, not {show_value(given)}",
@@ -191,8 +215,10 @@ def _one(
             help=f"did you mean `{hint}`?" if hint else None,
         )
     if kind == "string_too_short":
-        return problem("E605", f"`{name}` must not be empty", path, spans, source)
-    return problem("E605", f"`{name}` is not valid: {kind.replace('_', ' ')}", path, spans, source)
+        return problem(codes.value, f"`{name}` must not be empty", path, spans, source)
+    return problem(
+        codes.value, f"`{name}` is not valid: {kind.replace('_', ' ')}", path, spans, source
+    )
 
 
 def _describe(model: type[BaseModel] | None, key: str) -> str | None:
