@@ -18,7 +18,7 @@ gives no positions) and validates it against a model, reporting every problem at
 ... except ContractlangError as e:
 ...     d = e.diagnostics[0]
 >>> d.code, d.span.line, d.message, d.help
-('E602', 2, 'unknown key `m`', 'the keys here are `n`')
+('E602', 2, 'unknown key `m`', 'did you mean `n`?')
 """
 
 from __future__ import annotations
