@@ -30,8 +30,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("contractlang.pipeline",),
     ("contractlang.simulate", "contractlang.rehearse", "contractlang.reconcile"),
     ("contractlang.render",),
+    ("contractlang.fixtures",),
     ("contractlang.cli",),
-    ("contractlang", "contractlang.__main__"),
+    ("contractlang", "contractlang.__main__", "contractlang.pytest_plugin"),
 ]
 
 

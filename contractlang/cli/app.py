@@ -68,6 +68,7 @@ COMMANDS: list[str] = [
     "reconcile",
     "rehearse",
     "simulate",
+    "test",
     "trace",
 ]
 

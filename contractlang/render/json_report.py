@@ -17,7 +17,6 @@ from pathlib import PurePath
 from typing import Any
 
 from contractlang.diagnostics import Source
-
 from contractlang.evaluate.results import BudgetResult, ContractResult, DisplayUnit, Evaluation
 from contractlang.render.numbers import (
     gpu_hours_str,
@@ -69,7 +68,12 @@ def terms_file_json(source: Source) -> dict[str, str]:
 
 
 def render_json(result: Evaluation) -> str:
-    return json.dumps(evaluation_to_json(result), indent=2, ensure_ascii=False) + "\n"
+    return dump_json(evaluation_to_json(result))
+
+
+def dump_json(doc: dict[str, Any]) -> str:
+    """A document as the bytes `evaluate --format json` writes."""
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def contract_to_json(c: ContractResult) -> dict[str, Any]:

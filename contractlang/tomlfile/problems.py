@@ -58,6 +58,7 @@ _TYPE_WORDS: dict[str, str] = {
     "model_type": "a table",
     "model_attributes_type": "a table",
     "dict_type": "a table",
+    "list_type": "a list in brackets",
     "datetime_type": "a date and time with an offset, such as 2025-01-01T00:00:00Z",
 }
 _RANGE_WORDS: dict[str, tuple[str, str]] = {
