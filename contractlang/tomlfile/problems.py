@@ -215,7 +215,7 @@ def _one(
             source,
             help=f"did you mean `{hint}`?" if hint else None,
         )
-    if kind == "string_too_short":
+    if kind in ("string_too_short", "too_short"):
         return problem(codes.value, f"`{name}` must not be empty", path, spans, source)
     return problem(
         codes.value, f"`{name}` is not valid: {kind.replace('_', ' ')}", path, spans, source
