@@ -356,5 +356,5 @@ def test_warnings_name_their_file_as_the_manifest_does_from_any_folder(
 def test_help_names_every_option(tmp_path: Path) -> None:
     code, out = run("test", "--help")
     assert code == 0
-    for word in ("[PATH...]", "--update", "--filter", "PATTERN", "--format", "text|json"):
+    for word in ("[FOLDER...]", "--update", "--filter", "PATTERN", "--format", "text|json"):
         assert word in out

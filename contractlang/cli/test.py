@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         paths: Annotated[
             list[Path] | None,
             typer.Argument(
-                metavar="PATH...",
+                metavar="FOLDER...",
                 help="Fixture folders, or folders holding them (default: fixtures).",
                 show_default=False,
             ),

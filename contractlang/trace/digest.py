@@ -72,14 +72,18 @@ def canonical_text(trace: Trace) -> Iterator[str]:
     if frame.height == 0:
         return
     encoded = [_encode(frame[c]) for c in order]
-    lines = frame.select(pl.concat_str(encoded, separator="\t").alias("line"))["line"].sort()
-    for start in range(0, lines.len(), SLICE_ROWS):
-        yield lines.slice(start, SLICE_ROWS).str.join("\n").item() + "\n"
+    lines = frame.select(pl.concat_str(encoded, separator="\t").alias("line")).sort("line")
+    for start in range(0, lines.height, SLICE_ROWS):
+        # the lines hold no line feed (escaped) and are written as they are, one a line
+        text = lines.slice(start, SLICE_ROWS).write_csv(include_header=False, quote_style="never")
+        yield text
 
 
 def _encode(values: pl.Series) -> pl.Expr:
     """The column's values as canonical text (missing as ``\\\\N``)."""
     col, dtype = pl.col(values.name), values.dtype
+    if values.null_count() == values.len():  # an optional column the trace does not use
+        return pl.lit(_NULL)
     if isinstance(dtype, pl.Datetime):
         text = col.dt.epoch("us").cast(pl.String)
     elif isinstance(dtype, pl.Decimal):
