@@ -64,9 +64,9 @@ def test_without_expectations_a_fixture_fails_with_the_hint_then_update_writes_t
     assert code == 1
     assert "FAIL    " in out
     assert "two short runs at a flat rate" in out
-    assert "no expected output yet (`expected.json`)" in out
-    assert "no expected output yet (`expected-ledger.csv`)" in out
-    assert f"run `contractlang test --update {folder.as_posix()}`" in " ".join(out.split())
+    said = " ".join(out.split())
+    assert f"no expected output yet: run `contractlang test --update {folder.as_posix()}`" in said
+    assert "(it writes `expected.json`, `expected-ledger.csv`)" in said
     assert not (folder / "expected.json").exists()
 
     code, out = run("test", "--update", folder)
