@@ -7,8 +7,8 @@ Codes are stable: a code, once published, keeps its meaning. `docs/language.md` 
   E4xx evaluation, E5xx command line and output files, E6xx workload and availability files
   (`simulate`), E7xx rehearsals (`docs/rehearse.md`), T0xx trace validation, I0xx import (I00x
   a file that cannot be imported, I01x–I02x why a row was rejected, I03x–I04x notes on rows
-  imported with a caveat; ``docs/import.md``), R0xx reconciliation (``docs/reconcile.md``);
-  W-codes are warnings.
+  imported with a caveat; ``docs/import.md``), R0xx reconciliation (``docs/reconcile.md``),
+  F0xx regression fixtures (``docs/fixtures.md``); W-codes are warnings.
 """
 
 from __future__ import annotations
@@ -142,6 +142,16 @@ CODES: dict[str, str] = {
     "I040": "value respelled",
     # reconciliation
     "R001": "invoice in another currency",
+    # regression fixtures (docs/fixtures.md)
+    "F001": "cannot read a fixture manifest",
+    "F002": "fixture manifest is not valid TOML",
+    "F003": "unknown key in a fixture manifest",
+    "F004": "missing key in a fixture manifest",
+    "F005": "wrong type in a fixture manifest",
+    "F006": "invalid value in a fixture manifest",
+    "F007": "a file the manifest names does not exist",
+    "F008": "no fixture found",
+    "F009": "an expected output cannot be read",
     # warnings
     "W001": "rate never reached",
     "W002": "replay may be refunded twice",

@@ -15,6 +15,7 @@ day is Monday 2026-03-02 (UTC).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import date
 from decimal import Decimal
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from support.digest import digest as support_digest
 from support.scenario import (
     accepted,
     alloc_row,
@@ -1640,15 +1642,21 @@ def test_json_report_field_by_field() -> None:
     #   p95(time_to_accept): r1 13:00 − first request 09:30 = 3.5 h (r2 none, skipped)
     #     ≤ 72 → met, margin 68.5 hours
     #   share(accepted) = 1/2 = 50% < 90% → not met, margin −40
+    # inputs: the terms' text by its SHA-256, the trace by the documented digest, computed here
+    # row by row by a second implementation (support/digest.py)
     assert doc == {
         "schema": "contractlang.evaluate/1",
         "verdict": "not met",
+        "terms": [
+            {"file": "terms.spot", "sha256": hashlib.sha256(PROMISES_BUDGET.encode()).hexdigest()}
+        ],
         "trace": {
             "events": 13,
             "runs": 2,
             "allocations": 4,
             "from": "2026-03-02T09:30:00+00:00",
             "to": "2026-03-02T13:00:00+00:00",
+            "digest": support_digest(PROMISES_EVENTS),
         },
         "contracts": [
             {

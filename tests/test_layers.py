@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("contractlang.codes", "contractlang.version", "contractlang.mock_trainer"),
     ("contractlang.diagnostics",),
     ("contractlang.errors",),
-    ("contractlang.lang",),
+    ("contractlang.lang", "contractlang.tomlfile"),
     (
         "contractlang.syntax",
         "contractlang.trace",
@@ -30,8 +30,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("contractlang.pipeline",),
     ("contractlang.simulate", "contractlang.rehearse", "contractlang.reconcile"),
     ("contractlang.render",),
+    ("contractlang.fixtures",),
     ("contractlang.cli",),
-    ("contractlang", "contractlang.__main__"),
+    ("contractlang", "contractlang.__main__", "contractlang.pytest_plugin"),
 ]
 
 

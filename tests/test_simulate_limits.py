@@ -279,8 +279,10 @@ def test_what_the_trace_would_warn_on_every_row_is_said_once_at_the_key(tmp_path
 def test_a_promise_longer_than_any_trace_is_an_error_not_a_crash(tmp_path: Path) -> None:
     (tmp_path / "t.spot").write_text(
         'contract "c" {\n  currency USD\n  rate 2.10 USD per gpu_hour\n'
-        "  promise reclaim notice 99999999999999999 hours\n"
-        "  promise restart within 99999999999999999 hours\n}\n"
+        # 200 years each: within what the checker allows (a trace's 300), but a run that waits
+        # that long from the workload's start would pass 2199-12-31
+        "  promise reclaim notice 1752000 hours\n"
+        "  promise restart within 1752000 hours\n}\n"
     )
     write_workload(tmp_path, runs=5)
     result = run("simulate", tmp_path / "t.spot", "--workload", tmp_path / "w.toml",

@@ -13,8 +13,8 @@ from support.workloads import Raw, workload, write_workload
 
 from contractlang.diagnostics import render_all
 from contractlang.errors import ContractlangError
-from contractlang.simulate.toml_positions import key_spans
 from contractlang.simulate.workload import load_workload, parse_workload
+from contractlang.tomlfile.positions import key_spans
 
 TERMS = 'contract "c" {\n  currency USD\n  rate 2.10 USD per gpu_hour\n}\n'
 

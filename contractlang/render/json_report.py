@@ -2,15 +2,21 @@
 
 Stable: the same inputs give the same bytes. No input paths, no clock times; every exact
 number is a string (money at the contract's precision, GPU-hours at 6 places), so no consumer
-reads money through a float.
+reads money through a float. For audit, it names its inputs by content: the SHA-256 of each
+terms file's text (with the file's name, not its path) and the digest of the normalised trace
+(:func:`~contractlang.trace.digest.trace_digest`: the same for the same events in any format
+or row order).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from fractions import Fraction
+from pathlib import PurePath
 from typing import Any
 
+from contractlang.diagnostics import Source
 from contractlang.evaluate.results import BudgetResult, ContractResult, DisplayUnit, Evaluation
 from contractlang.render.numbers import (
     gpu_hours_str,
@@ -19,6 +25,7 @@ from contractlang.render.numbers import (
     seconds_str,
 )
 from contractlang.render.trace_summary import quarantine_json
+from contractlang.trace.digest import trace_digest
 
 SCHEMA = "contractlang.evaluate/1"
 _MONEY = DisplayUnit("", Fraction(1), "money")
@@ -29,12 +36,14 @@ def evaluation_to_json(result: Evaluation) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "verdict": result.verdict,
+        "terms": [terms_file_json(source) for source in result.sources.values()],
         "trace": {
             "events": summary.rows_read,
             "runs": summary.runs,
             "allocations": summary.allocations,
             "from": summary.first_ts.isoformat() if summary.first_ts else None,
             "to": summary.last_ts.isoformat() if summary.last_ts else None,
+            "digest": trace_digest(result.trace),
             **(
                 {"quarantine": quarantine_json(result.trace.quarantine)}
                 if result.trace.quarantine is not None
@@ -46,8 +55,25 @@ def evaluation_to_json(result: Evaluation) -> dict[str, Any]:
     }
 
 
+def terms_file_json(source: Source) -> dict[str, str]:
+    """A terms file by its name (without its folder) and the SHA-256 of its text as read
+    (UTF-8; the same as ``sha256sum`` of the file unless it starts with a byte-order mark or
+    ends lines with a lone carriage return).
+
+    >>> terms_file_json(Source("rulesets/x.spot", ""))["file"]
+    'x.spot'
+    """
+    digest = hashlib.sha256(source.text.encode("utf-8")).hexdigest()
+    return {"file": PurePath(source.name).name, "sha256": digest}
+
+
 def render_json(result: Evaluation) -> str:
-    return json.dumps(evaluation_to_json(result), indent=2, ensure_ascii=False) + "\n"
+    return dump_json(evaluation_to_json(result))
+
+
+def dump_json(doc: dict[str, Any]) -> str:
+    """A document as the bytes `evaluate --format json` writes."""
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def contract_to_json(c: ContractResult) -> dict[str, Any]:

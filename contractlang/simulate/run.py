@@ -39,8 +39,8 @@ from contractlang.simulate.workload import (
     Workload,
     load_workload,
 )
-from contractlang.simulate.workload_errors import problem
 from contractlang.simulate.write import cannot_write, place, write_batches
+from contractlang.tomlfile.problems import problem
 
 Progress = Callable[[str], None]
 

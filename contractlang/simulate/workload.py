@@ -3,7 +3,7 @@ replacement waits, and how many runs to simulate with which seed.
 
 :func:`load_workload` reads and validates it (pydantic, strict: a string is never a number);
 every problem is reported at once, each naming the key and its line
-(:mod:`~contractlang.simulate.workload_errors`), and raises
+(:mod:`contractlang.tomlfile`, codes ``E601``–``E607``), and raises
 :class:`~contractlang.errors.ContractlangError` (exit 2). Numbers are read as exact decimals
 (``price = 2.10`` stays 2.10). ``docs/simulate.md`` documents every key.
 
@@ -27,14 +27,13 @@ every problem is reported at once, each naming the key and its line
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from contractlang.availability import Availability, read_availability
@@ -42,18 +41,8 @@ from contractlang.diagnostics import Diagnostic, Severity, Source, did_you_mean
 from contractlang.errors import ContractlangError
 from contractlang.lang.numbers import MICROS_PER_HOUR, MICROS_PER_SECOND, duration_human
 from contractlang.lang.vocabulary import ENUMS
-from contractlang.simulate.toml_positions import KeySpans, key_spans
-from contractlang.simulate.workload_errors import (
-    Broken,
-    Rule,
-    Written,
-    check_rules,
-    diagnostics_of,
-    problem,
-    toml_beyond_limits,
-    toml_syntax_error,
-    unreadable,
-)
+from contractlang.tomlfile import Codes, KeySpans, read_text, validate
+from contractlang.tomlfile.problems import Broken, Rule, Written, check_rules, problem
 from contractlang.trace.limits import (
     HIGH_PRICE,
     LONG_ALLOCATION,
@@ -217,32 +206,30 @@ class LoadedWorkload:
         return () if self.availability_path is None else (self.availability_path,)
 
 
+#: The codes of a workload file's problems.
+CODES = Codes(
+    unreadable="E607",
+    syntax="E601",
+    unknown="E602",
+    missing="E603",
+    type="E604",
+    value="E605",
+    choices={"distribution": "E606"},
+    keys_doc="every key is described in docs/simulate.md (“The workload”)",
+)
+
+
 def load_workload(path: str | Path) -> LoadedWorkload:
     """Read and validate a workload file; ``reclaims.trace`` is read relative to it."""
     p = Path(path)
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise unreadable(p, exc) from None
-    return parse_workload(text, str(p), base=p.parent)
+    return parse_workload(read_text(p, CODES), str(p), base=p.parent)
 
 
 def parse_workload(text: str, name: str, *, base: Path | None = None) -> LoadedWorkload:
     """Validate workload text; ``base`` is where a relative ``reclaims.trace`` is found (the
     trace is not read when ``base`` is None)."""
-    source = Source(name, text)
-    try:
-        data = tomllib.loads(text, parse_float=Decimal)
-    except tomllib.TOMLDecodeError as exc:
-        raise ContractlangError([toml_syntax_error(exc, source)], {name: source}) from None
-    except (RecursionError, ValueError) as exc:  # nesting, or digits, beyond what Python reads
-        raise ContractlangError([toml_beyond_limits(exc, source)], {name: source}) from None
-    spans = key_spans(text)
-    try:
-        workload = Workload.model_validate(data)
-    except ValidationError as exc:
-        diags = diagnostics_of(exc, data, spans, source, MODELS)
-        raise ContractlangError(diags, {name: source}) from None
+    validated = validate(text, name, Workload, MODELS, CODES)
+    workload, source, spans = validated.value, validated.source, validated.spans
     diags = check_rules(workload, spans, source, RULES)
     if diags:
         raise ContractlangError(diags, {name: source})

@@ -1,7 +1,8 @@
-"""Problems in a workload file as diagnostics that name the key and its line (codes
-``E601``–``E607``): TOML syntax errors, pydantic's validation errors in plain words, and the
-rules that look at more than one key. Values are shown as the file writes them (``1e-7``, not
-Python's ``1E-7``), and every ``help:`` fits an 80-column terminal.
+"""Problems in a TOML file as diagnostics that name the key and its line: TOML syntax errors,
+pydantic's validation errors in plain words, and the rules that look at more than one key.
+Each kind of file has its own codes (:class:`Codes`): the workload of ``simulate`` uses
+``E601``–``E607``, a fixture's manifest ``F001``–``F006``. Values are shown as the file writes
+them (``1e-7``, not Python's ``1E-7``), and every ``help:`` fits an 80-column terminal.
 
 >>> show_value("64"), show_value(True), show_value({"a": 1})
 ('`"64"`', '`true`', 'a table')
@@ -13,8 +14,8 @@ import json
 import re
 import tomllib
 import typing
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from decimal import Decimal
 from pathlib import Path
@@ -33,11 +34,26 @@ from contractlang.diagnostics import (
     warning,
 )
 from contractlang.errors import ContractlangError
-from contractlang.simulate.toml_positions import KeySpans
+from contractlang.tomlfile.positions import KeySpans
 
 KeyPath = tuple[str, ...]
-#: Where every key of the workload is described (for a key that is not known at all).
-KEYS_DOC = "every key is described in docs/simulate.md (“The workload”)"
+
+
+@dataclass(frozen=True)
+class Codes:
+    """The codes of one kind of TOML file: for a file that cannot be read, is not TOML, has an
+    unknown key, misses a key, has a value of the wrong type or an invalid value; ``choices``
+    gives a key whose value is one of a list its own code (``distribution`` in a workload)."""
+
+    unreadable: str
+    syntax: str
+    unknown: str
+    missing: str
+    type: str
+    value: str
+    choices: Mapping[str, str] = field(default_factory=dict)
+    #: The help for an unknown key with no close name anywhere (else the table's keys).
+    keys_doc: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,8 +66,8 @@ class Broken:
 
 
 class Written:
-    """Values as the workload file writes them, in backticks (``1e-7`` stays ``1e-7``); a
-    value without a place in the file (a default) as :func:`show_value` shows it."""
+    """Values as the file writes them, in backticks (``1e-7`` stays ``1e-7``); a value without
+    a place in the file (a default) as :func:`show_value` shows it."""
 
     def __init__(self, spans: KeySpans, source: Source) -> None:
         self.spans, self.text = spans, source.text
@@ -63,7 +79,7 @@ class Written:
         return f"`{self.text[span.start_pos : span.end_pos]}`"
 
 
-#: A rule over a validated workload: a message (or :class:`Broken`) when it is broken, else
+#: A rule over a validated document: a message (or :class:`Broken`) when it is broken, else
 #: None; it shows values with the :class:`Written` it is given.
 Rule = Callable[[Any, Written], "str | Broken | None"]
 
@@ -79,6 +95,7 @@ _TYPE_WORDS: dict[str, str] = {
     "model_type": "a table",
     "model_attributes_type": "a table",
     "dict_type": "a table",
+    "list_type": "a list in brackets",
     "datetime_type": "a date and time with an offset, such as 2025-01-01T00:00:00Z",
 }
 _RANGE_WORDS: dict[str, tuple[str, str]] = {
@@ -131,8 +148,8 @@ def problem(
     return make(code, message, where(path, spans, value=value), file=source.name, help=help)
 
 
-def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source) -> Diagnostic:
-    """``E601`` at the line and column tomllib names (its message ends ``(at line L, column
+def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source, codes: Codes) -> Diagnostic:
+    """``codes.syntax`` at the line and column tomllib names (its message ends ``(at line L, column
     C)`` or ``(at end of document)``)."""
     text = str(exc)
     m = re.search(r"\(at line (\d+), column (\d+)\)\s*$", text)
@@ -149,15 +166,16 @@ def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source) -> Diagnosti
         message,
     )
     message = message[:1].lower() + message[1:]
-    return error("E601", f"not valid TOML: {message}", span, file=source.name)
+    return error(codes.syntax, f"not valid TOML: {message}", span, file=source.name)
 
 
-def toml_beyond_limits(exc: Exception, source: Source) -> Diagnostic:
-    """``E601`` for TOML that parses but that Python cannot hold: arrays or tables nested
-    deeper than its recursion allows, or a whole number of more than 4,300 digits — at the
-    first place it happens.
+def toml_beyond_limits(exc: Exception, source: Source, codes: Codes) -> Diagnostic:
+    """``codes.syntax`` for TOML that parses but that Python cannot hold: arrays or tables
+    nested deeper than its recursion allows, or a whole number of more than 4,300 digits — at
+    the first place it happens.
 
-    >>> d = toml_beyond_limits(ValueError(), Source("w.toml", "runs = " + "1" * 5000))
+    >>> codes = Codes("E607", "E601", "E602", "E603", "E604", "E605")
+    >>> d = toml_beyond_limits(ValueError(), Source("w.toml", "runs = " + "1" * 5000), codes)
     >>> d.message, (d.span.line, d.span.col)
     ('not valid TOML: a number of more than 4,300 digits', (1, 8))
     """
@@ -176,18 +194,18 @@ def toml_beyond_limits(exc: Exception, source: Source) -> Diagnostic:
         message = "not valid TOML: a number of more than 4,300 digits"
     line = text.count("\n", 0, at) + 1
     col = at - (text.rfind("\n", 0, at) + 1) + 1
-    return error("E601", message, Span.point(line, col, at), file=source.name)
+    return error(codes.syntax, message, Span.point(line, col, at), file=source.name)
 
 
-def unreadable(path: Path, exc: Exception) -> ContractlangError:
-    """``E607``: the workload file cannot be read."""
+def unreadable(path: Path, exc: Exception, codes: Codes) -> ContractlangError:
+    """``codes.unreadable``: the file cannot be read."""
     if isinstance(exc, UnicodeDecodeError):
         reason = f"it is not UTF-8 text ({exc.reason})"
     elif isinstance(exc, OSError):
         reason = (exc.strerror or "unreadable").lower()
     else:
         reason = str(exc)
-    diag = error("E607", f"cannot read `{path}`: {reason}", NO_SPAN, file=str(path))
+    diag = error(codes.unreadable, f"cannot read `{path}`: {reason}", NO_SPAN, file=str(path))
     return ContractlangError([diag])
 
 
@@ -197,15 +215,17 @@ def diagnostics_of(
     spans: KeySpans,
     source: Source,
     models: dict[KeyPath, type[BaseModel]],
+    codes: Codes,
 ) -> list[Diagnostic]:
-    """Every pydantic error as a diagnostic at its key."""
+    """Every pydantic error as a diagnostic at its key (``models``: the model of each table,
+    whose fields name the keys it may hold)."""
     out = []
     written = Written(spans, source)
     for e in exc.errors():
         path = tuple(str(x) for x in e["loc"])
         shown = written(path, e.get("input"))
         out.append(_one(e["type"], path, shown, e.get("input"), e.get("ctx") or {}, spans,
-                        source, models))  # fmt: skip
+                        source, models, codes))  # fmt: skip
     return out
 
 
@@ -218,13 +238,14 @@ def _one(
     spans: KeySpans,
     source: Source,
     models: dict[KeyPath, type[BaseModel]],
+    codes: Codes,
 ) -> Diagnostic:
     name = key_name(path)
     table, key = path[:-1], path[-1]
     where_table = f" in `[{key_name(table)}]`" if table else ""
     if kind == "missing":
         return problem(
-            "E603",
+            codes.missing,
             f"missing key `{key}`{where_table}",
             path,
             spans,
@@ -233,26 +254,26 @@ def _one(
         )
     if kind == "extra_forbidden":
         return problem(
-            "E602",
+            codes.unknown,
             f"unknown key `{key}`{where_table}",
             path,
             spans,
             source,
-            help=_unknown_key_help(table, key, models),
+            help=_unknown_key_help(table, key, models, codes),
             value=False,
         )
     if kind in _TYPE_WORDS:
         message = f"`{name}` must be {_TYPE_WORDS[kind]}, not {shown}"
-        return problem("E604", message, path, spans, source)
+        return problem(codes.type, message, path, spans, source)
     if kind in _RANGE_WORDS:
         bound, words = _RANGE_WORDS[kind]
         message = f"`{name}` must be {words} {show_bound(ctx.get(bound))}, not {shown}"
-        return problem("E605", message, path, spans, source)
+        return problem(codes.value, message, path, spans, source)
     if kind == "literal_error":
         options = _options(models.get(table), key)
         listed = ", ".join(f"`{o}`" for o in options[:-1]) + f" or `{options[-1]}`"
         hint = did_you_mean(str(given), options) if isinstance(given, str) else None
-        code = "E606" if key == "distribution" else "E605"
+        code = codes.choices.get(key, codes.value)
         return problem(
             code,
             f"`{name}` must be {listed}, not {shown}",
@@ -261,9 +282,11 @@ def _one(
             source,
             help=f"did you mean `{hint}`?" if hint else None,
         )
-    if kind == "string_too_short":
-        return problem("E605", f"`{name}` must not be empty", path, spans, source)
-    return problem("E605", f"`{name}` is not valid: {kind.replace('_', ' ')}", path, spans, source)
+    if kind in ("string_too_short", "too_short"):
+        return problem(codes.value, f"`{name}` must not be empty", path, spans, source)
+    return problem(
+        codes.value, f"`{name}` is not valid: {kind.replace('_', ' ')}", path, spans, source
+    )
 
 
 def _describe(model: type[BaseModel] | None, key: str) -> str | None:
@@ -271,8 +294,17 @@ def _describe(model: type[BaseModel] | None, key: str) -> str | None:
     return f"`{key}`: {field.description}" if field and field.description else None
 
 
-def _unknown_key_help(table: KeyPath, key: str, models: dict[KeyPath, type[BaseModel]]) -> str:
-    """A close name in the same table, else the same key where it belongs, else the doc."""
+def _known(model: type[BaseModel] | None) -> str | None:
+    if model is None:
+        return None
+    return "the keys here are " + ", ".join(f"`{k}`" for k in model.model_fields)
+
+
+def _unknown_key_help(
+    table: KeyPath, key: str, models: dict[KeyPath, type[BaseModel]], codes: Codes
+) -> str | None:
+    """A close name in the same table, else the same key where it belongs, else the doc (or
+    the table's keys)."""
     model = models.get(table)
     hint = did_you_mean(key, model.model_fields) if model else None
     if hint:
@@ -282,7 +314,7 @@ def _unknown_key_help(table: KeyPath, key: str, models: dict[KeyPath, type[BaseM
             if not home:
                 return f"`{key}` is a top-level key: write it before the first `[table]`"
             return f"did you mean `{key_name((*home, key))}`? it belongs in `[{key_name(home)}]`"
-    return KEYS_DOC
+    return codes.keys_doc or _known(model)
 
 
 def show_bound(bound: Any) -> str:

@@ -1,0 +1,360 @@
+"""`contractlang test` (docs/fixtures.md): a fixture without expectations fails with the hint,
+``--update`` writes them and says so, a change fails with a readable diff, a broken manifest
+is exit 2 with the key and its line, ``--filter`` and ``--format json``, and the highest exit
+code wins."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.cli import no_traceback
+from support.cli import run as run_cli
+
+from contractlang.fixtures.manifest import load_fixture
+from contractlang.fixtures.run import produce
+
+CONTRACT = 'contract "c" {\n  currency USD\n  rate 2.00 USD per gpu_hour\n}\n'
+# r1: 8 GPUs for 1 h; r2: 2 GPUs for 30 min
+TRACE = """\
+run_id,alloc_id,ts,source,event,gpus
+r1,r1-a1,2025-01-01T00:00:00Z,scheduler,started,8
+r1,r1-a1,2025-01-01T01:00:00Z,scheduler,released,
+r2,r2-a1,2025-01-02T00:00:00Z,scheduler,started,2
+r2,r2-a1,2025-01-02T00:30:00Z,scheduler,released,
+"""
+MANIFEST = """\
+story = "two short runs at a flat rate"
+terms = ["c.spot"]
+trace = "trace.csv"
+expected = "expected.json"
+ledger = "expected-ledger.csv"
+"""
+
+
+def run(*args: object) -> tuple[int, str]:
+    result = run_cli(*args)
+    no_traceback(result)
+    return result.exit_code, result.output
+
+
+def make(folder: Path, manifest: str = MANIFEST, contract: str = CONTRACT) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "fixture.toml").write_text(manifest, encoding="utf-8")
+    (folder / "c.spot").write_text(contract, encoding="utf-8")
+    (folder / "trace.csv").write_text(TRACE, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def fixture(tmp_path: Path) -> Path:
+    """A fixture whose expectations are written (by ``--update``)."""
+    folder = make(tmp_path / "flat")
+    code, _ = run("test", "--update", folder)
+    assert code == 0
+    return folder
+
+
+def test_without_expectations_a_fixture_fails_with_the_hint_then_update_writes_them(
+    tmp_path: Path,
+) -> None:
+    folder = make(tmp_path / "flat")
+    code, out = run("test", folder)
+    assert code == 1
+    assert "FAIL    " in out
+    assert "two short runs at a flat rate" in out
+    said = " ".join(out.split())
+    assert f"no expected output yet: run `contractlang test --update {folder.as_posix()}`" in said
+    assert "(it writes `expected.json`, `expected-ledger.csv`)" in said
+    assert not (folder / "expected.json").exists()
+
+    code, out = run("test", "--update", folder)
+    assert code == 0
+    assert f"wrote {(folder / 'expected.json').as_posix()}" in out
+    assert f"wrote {(folder / 'expected-ledger.csv').as_posix()}" in out
+    assert "1 fixture: 1 updated" in out
+
+    code, out = run("test", folder)
+    assert code == 0
+    assert "1 fixture: 1 passed" in out
+    # what was written: 8 GPU-h × 2.00 = 16.00 and 1 GPU-h × 2.00 = 2.00
+    doc = json.loads((folder / "expected.json").read_text())
+    assert doc["contracts"][0]["totals"]["net"] == "18.00"
+    ledger = (folder / "expected-ledger.csv").read_text().splitlines()
+    assert [line.rsplit(",", 1)[1] for line in ledger[1:]] == ["16.00", "2.00"]
+
+
+def test_a_changed_rate_fails_with_the_figures_that_moved_and_by_how_much(fixture: Path) -> None:
+    (fixture / "c.spot").write_text(CONTRACT.replace("2.00", "2.01"), encoding="utf-8")
+    code, out = run("test", fixture)
+    assert code == 1
+    # r1: 8 GPU-h × 2.01 = 16.08 (+0.08); r2: 1 GPU-h × 2.01 = 2.01 (+0.01); net 18.09
+    for line in [
+        "  c",
+        "    gross 18.00 → 18.09 USD (+0.09)",
+        "    net 18.00 → 18.09 USD (+0.09)",
+        "  c runs",
+        "    run r1 net 16.00 → 16.08 USD (+0.08)",
+        "    run r2 net 2.00 → 2.01 USD (+0.01)",
+        "  c ledger, run r1, allocation r1-a1",
+        "    charge amount 16.00 → 16.08 USD (+0.08)",
+        "  terms",
+    ]:
+        assert f"\n  {line}\n" in out, line
+    assert "charge term (2 lines) rate 2.00 USD per gpu_hour → rate 2.01 USD per" in out
+    assert "`c.spot` sha256" in out
+    assert f"accept it: contractlang test --update {fixture.as_posix()}" in " ".join(out.split())
+    # within 80 columns, but for the lines that hold the fixture's (long, temporary) path
+    assert max(len(line) for line in out.splitlines() if fixture.name not in line) <= 80
+
+
+def test_update_says_which_files_it_changed(fixture: Path) -> None:
+    expected_ledger = (fixture / "expected-ledger.csv").read_bytes()
+    # a comment: the terms' text (and digest) change, no figure and no ledger line does
+    (fixture / "c.spot").write_text("# flat\n" + CONTRACT.replace("\n}", " # list price\n}"))
+    code, out = run("test", fixture)
+    assert code == 1
+    assert "no figure moved; only the inputs or the lines the results point at" in out
+    assert "charge (2 lines) line 3 → 4" in out
+    code, out = run("test", "--update", fixture)
+    assert code == 0
+    assert "wrote" in out
+    assert f"wrote {(fixture / 'expected.json').as_posix()}" in out
+    assert (fixture / "expected-ledger.csv").read_bytes() != expected_ledger  # its lines moved
+    code, out = run("test", "--update", fixture)
+    assert code == 0
+    assert "wrote" not in out
+    assert "1 fixture: 1 passed" in out
+
+
+BROKEN = [
+    (
+        'story = "s"\nterms = ["c.spot"]\ntrase = "trace.csv"\n',
+        "3:1: error[F003]: unknown key `trase`",
+    ),
+    ('terms = ["c.spot"]\ntrace = "trace.csv"\n', "1:1: error[F004]: missing key `story`"),
+    (
+        'story = "s"\nterms = "c.spot"\ntrace = "trace.csv"\n',
+        '2:9: error[F005]: `terms` must be a list in brackets, not `"c.spot"`',
+    ),
+    (
+        'story = "s"\nterms = ["c.spot"]\ntrace = "trace.csv"\nchecked_by_hand = "yes"\n',
+        '4:19: error[F005]: `checked_by_hand` must be `true` or `false`, not `"yes"`',
+    ),
+    ('story = "s"\nterms = ["nope.spot"]\ntrace = "trace.csv"\n', "2:9: error[F007]: `nope.spot`"),
+    ('story = "s"\nterms = ["c.spot"]\ntrace = "nope.csv"\n', "3:9: error[F007]: `nope.csv`"),
+    (
+        'story = "s"\nterms = ["c.spot"]\n',
+        "error[F006]: a fixture needs a `trace` or a `[generate]`",
+    ),
+    (
+        'story = "s"\nterms = ["c.spot"]\ntrace = "trace.csv"\n[generate]\nruns = 2\nseed = 1\n',
+        "3:9: error[F006]: a fixture needs a `trace` or a `[generate]` table, not both",
+    ),
+    (
+        'story = "s"\nterms = ["/etc/c.spot"]\ntrace = "trace.csv"\n',
+        "2:9: error[F006]: `/etc/c.spot` must be relative to the fixture's folder",
+    ),
+    (
+        'story = "s"\nterms = ["c.spot"]\ntrace = "trace.csv"\nexpected = "e.txt"\n',
+        "4:12: error[F006]: `expected` must name a `.json` file, not `e.txt`",
+    ),
+    (
+        'story = "s"\nterms = ["c.spot"]\ntrace = "trace.csv"\nledger = "trace.csv"\n',
+        "4:10: error[F006]: `ledger` is the same file as `trace`",
+    ),
+    (
+        'story = "s"\nterms = ["c.spot"]\ntrace = "trace.csv"\nopen_at = 2025-01-01T00:00:00\n',
+        "4:11: error[F006]: `open_at` needs a UTC offset",
+    ),
+    ('story = "s"\nterms = [\n', "error[F002]: not valid TOML"),
+    (
+        'story = ""\nterms = []\ntrace = "trace.csv"\n',
+        "2:9: error[F006]: `terms` must not be empty",
+    ),
+    (
+        'story = "s"\nterms = ["c.spot"]\n[generate]\nruns = 0\nseed = 1\n',
+        "4:8: error[F006]: `generate.runs` must be at least 1, not `0`",
+    ),
+]
+
+
+@pytest.mark.parametrize(("manifest", "said"), BROKEN)
+def test_a_broken_manifest_names_the_key_and_its_line(
+    tmp_path: Path, manifest: str, said: str
+) -> None:
+    folder = make(tmp_path / "broken", manifest)
+    code, out = run("test", folder)
+    assert code == 2
+    assert f"BROKEN  {folder.as_posix()}" in out
+    assert f"{(folder / 'fixture.toml').as_posix()}:{said}" in out or (
+        said.startswith("error") and said in out
+    )
+    assert "1 fixture: 1 broken" in out
+
+
+def test_a_manifest_that_is_not_text_is_f001(tmp_path: Path) -> None:
+    folder = make(tmp_path / "binary")
+    (folder / "fixture.toml").write_bytes(b'story = "\xff"\n')
+    code, out = run("test", folder)
+    assert code == 2
+    assert "error[F001]: cannot read" in out
+    assert "it is not UTF-8 text" in out
+
+
+def test_the_other_fixtures_still_run_and_the_highest_code_wins(
+    tmp_path: Path, fixture: Path
+) -> None:
+    make(tmp_path / "broken", MANIFEST + "colour = 1\n")
+    code, out = run("test", tmp_path)
+    assert code == 2
+    assert "2 fixtures: 1 passed, 1 broken" in out
+    (fixture / "c.spot").write_text(CONTRACT.replace("2.00", "3.00"), encoding="utf-8")
+    code, out = run("test", tmp_path)
+    assert code == 2
+    assert "2 fixtures: 1 failed, 1 broken" in out
+
+
+def test_bad_terms_or_trace_make_a_broken_fixture_that_update_leaves_alone(fixture: Path) -> None:
+    (fixture / "c.spot").write_text('contract "c" {\n  currency USD\n}\n', encoding="utf-8")
+    code, out = run("test", "--update", fixture)
+    assert code == 2
+    assert "error[E305]" in out  # a contract with no rate
+    assert "wrote" not in out
+    (fixture / "c.spot").write_text(CONTRACT, encoding="utf-8")
+    (fixture / "trace.csv").write_text(TRACE.replace("scheduler,started,8", "scheduler,started,-8"))
+    code, out = run("test", fixture)
+    assert code == 2
+    assert "trace.csv: row 1:" in out
+
+
+def test_an_expectation_that_cannot_be_read_is_f009_and_update_writes_it_anew(
+    fixture: Path,
+) -> None:
+    (fixture / "expected.json").write_text('{"schema": "contractlang.evaluate/1",\n  "x": }\n')
+    code, out = run("test", fixture)
+    assert code == 2
+    assert "expected.json:2:8: error[F009]: the expected output" in out
+    assert "is not JSON" in out
+    (fixture / "expected.json").write_text('{"schema": "something.else/2"}\n')
+    code, out = run("test", fixture)
+    assert code == 2
+    assert "is not a `contractlang.evaluate/1` document" in out
+    assert "to write the expected output anew:" in out
+    code, out = run("test", "--update", fixture)
+    assert code == 0
+    assert "wrote" in out
+    code, _ = run("test", fixture)
+    assert code == 0
+
+
+def test_paths_that_hold_no_fixture_are_f008(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out = run("test", tmp_path / "nowhere")
+    assert code == 2
+    assert "error[F008]:" in out
+    assert "does not exist" in out
+    (tmp_path / "empty").mkdir()
+    code, out = run("test", tmp_path / "empty")
+    assert code == 2
+    assert "no fixture under" in out
+    monkeypatch.chdir(tmp_path)
+    code, out = run("test")  # the default, fixtures/, is not there
+    assert code == 2
+    assert "`fixtures` does not exist" in out
+    assert "give the folders that hold your fixtures" in out
+
+
+def test_folders_are_searched_sorted_skipping_hidden_ones(tmp_path: Path) -> None:
+    for name in ("b-second", "a-first", "nested/c-third", ".hidden/d"):
+        make(tmp_path / name)
+    code, out = run("test", "--update", tmp_path)
+    assert code == 0
+    found = [line.split()[1] for line in out.splitlines() if line.startswith("updated")]
+    assert found == [(tmp_path / n).as_posix() for n in ("a-first", "b-second", "nested/c-third")]
+
+
+def test_filter_selects_by_part_of_the_path_or_a_glob(tmp_path: Path) -> None:
+    for name in ("aws-first-hour", "gcp-first-minute", "gcp-minimum"):
+        make(tmp_path / name)
+    code, out = run("test", "--update", tmp_path, "--filter", "gcp")
+    assert "2 fixtures: 2 updated" in out
+    code, out = run("test", tmp_path, "--filter", "*-first-*")
+    assert code == 1  # aws-first-hour has no expectation yet
+    assert "2 fixtures: 1 passed, 1 failed" in out
+    code, out = run("test", tmp_path, "--filter", "azure")
+    assert code == 2
+    assert "error[F008]: no fixture matches `--filter azure`" in out
+    assert "the fixtures found are `aws-first-hour`, `gcp-first-minute`, `gcp-minimum`" in out
+
+
+def test_json_is_one_object_per_fixture_with_its_status_and_changed_figures(
+    tmp_path: Path, fixture: Path
+) -> None:
+    make(tmp_path / "new")
+    (fixture / "c.spot").write_text(CONTRACT.replace("2.00", "2.01"), encoding="utf-8")
+    code, text = run("test", tmp_path, "--format", "json")
+    assert code == 1
+    doc = json.loads(text)
+    assert doc["schema"] == "contractlang.test/1"
+    assert doc["summary"] == {"fixtures": 2, "passed": 0, "updated": 0, "failed": 2, "broken": 0}
+    flat, new = doc["fixtures"]
+    assert flat["fixture"] == fixture.as_posix()
+    assert flat["status"] == "fail"
+    assert flat["figures_moved"] is True
+    assert {
+        "kind": "figure",
+        "where": "c",
+        "what": "net",
+        "old": "18.00",
+        "new": "18.09",
+        "unit": "USD",
+        "delta": "+0.09",
+    } in flat["changes"]
+    assert new["status"] == "no expectation"
+    assert new["missing"] == [
+        (tmp_path / "new" / p).as_posix() for p in ("expected.json", "expected-ledger.csv")
+    ]
+    _, again = run("test", tmp_path, "--format", "json")
+    assert again == text
+
+
+def test_a_generated_trace_gives_the_document_evaluate_gives_for_the_same_trace_file(
+    tmp_path: Path,
+) -> None:
+    folder = make(
+        tmp_path / "generated",
+        'story = "forty generated runs"\nterms = ["c.spot"]\n[generate]\nruns = 40\nseed = 7\n',
+    )
+    code, _ = run("test", "--update", folder)
+    assert code == 0
+    code, _ = run("trace", "generate", "--runs", "40", "--seed", "7", "--out", tmp_path / "t.csv")
+    assert code == 0
+    result = run_cli("evaluate", folder / "c.spot", tmp_path / "t.csv", "--format", "json")
+    # the digest names the events, not the file: the same document from the CSV file
+    assert result.stdout == (folder / "expected.json").read_text()
+
+
+def test_warnings_name_their_file_as_the_manifest_does_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the second rate is never reached (W001): a warning with its file in the document
+    contract = CONTRACT.replace("gpu_hour\n", "gpu_hour\n  rate 3.00 USD per gpu_hour\n")
+    folder = make(tmp_path / "warned", contract=contract)
+    monkeypatch.chdir(tmp_path)
+    from_above = produce(load_fixture(Path("warned")))
+    monkeypatch.chdir(folder)
+    from_inside = produce(load_fixture(Path(".")))
+    assert from_above == from_inside
+    (warning,) = json.loads(from_above.document)["warnings"]
+    assert warning["code"] == "W001"
+    assert warning["file"] == "c.spot"
+
+
+def test_help_names_every_option(tmp_path: Path) -> None:
+    code, out = run("test", "--help")
+    assert code == 0
+    for word in ("[FOLDER...]", "--update", "--filter", "PATTERN", "--format", "text|json"):
+        assert word in out

@@ -1,0 +1,86 @@
+"""The trace digest of ``contractlang.evaluate/1`` (docs/evaluate.md): the documented canonical
+text, checked against a second implementation (support/digest.py), the same for the same
+events in any file format and row order, and different when any value differs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import polars as pl
+import pytest
+from support import digest as oracle
+from support.events import TRACE_SCHEMA, frame, released, started
+
+from contractlang.trace import digest as digest_module
+from contractlang.trace import load_trace
+from contractlang.trace.digest import canonical_text, trace_digest
+from contractlang.trace.generate import write_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "trace.parquet"
+
+
+def test_the_digest_is_the_documented_text_of_the_example_trace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trace = load_trace(EXAMPLE)
+    expected = oracle.digest(trace.as_frame().to_dicts())
+    assert trace_digest(trace) == expected
+    # hashed a slice at a time: 20,207 events in slices of 1,000 give the same digest
+    monkeypatch.setattr(digest_module, "SLICE_ROWS", 1000)
+    assert trace_digest(trace) == expected
+
+
+@pytest.mark.parametrize("kind", [".csv", ".ndjson", ".parquet"])
+def test_the_same_events_in_any_format_and_order_have_one_digest(tmp_path: Path, kind: str) -> None:
+    events = load_trace(EXAMPLE).as_frame()
+    expected = trace_digest(load_trace(EXAMPLE))
+    shuffled = events.sample(fraction=1.0, shuffle=True, seed=11)
+    assert shuffled["run_id"].to_list() != events["run_id"].to_list()
+    path = tmp_path / f"t{kind}"
+    write_trace(shuffled, path)
+    assert trace_digest(load_trace(path)) == expected
+
+
+def test_text_is_escaped_numbers_are_plain_and_extras_follow_sorted_by_name() -> None:
+    rows = [
+        {**started("r1", "a\t1", 0, gpus=8), "price": Decimal("2.10")},
+        released("r1", "a\t1", 60),
+    ]
+    df = frame(rows).with_columns(
+        pl.Series("zeta", ["x\\y\nz", None]), pl.Series("alpha", [Decimal("1.50"), None])
+    )
+    text = "".join(canonical_text(load_trace(df)))
+    header, first, second, end = text.split("\n")
+    assert header.endswith("\tamount\talpha\tzeta")
+    assert end == ""
+    # 2025-01-01T00:00Z is 1,735,689,600 s after the epoch; 2.10 is written 2.1, 1.50 as 1.5
+    assert first.split("\t") == [
+        *("r1", "a\\t1", "1735689600000000", "scheduler", "started", "8"),
+        *("H100-80G", "us-east-1a", "spot", "2.1", "\\N", "\\N", "\\N", "\\N", "1.5", "x\\\\y\\nz"),
+    ]
+    assert second.startswith("r1\ta\\t1\t1735693200000000\tscheduler\treleased\t\\N")
+    assert trace_digest(load_trace(df)) == oracle.digest(
+        load_trace(df).as_frame().to_dicts(), extras=["alpha", "zeta"]
+    )
+
+
+def test_a_digest_moves_with_any_value() -> None:
+    rows = [started("r1", "a1", 0, gpus=8), released("r1", "a1", 60)]
+    base = trace_digest(load_trace(frame(rows)))
+    one_more_gpu = [started("r1", "a1", 0, gpus=9), released("r1", "a1", 60)]
+    a_second_later = [started("r1", "a1", 0, gpus=8), released("r1", "a1", 60 + 1 / 60)]
+    assert trace_digest(load_trace(frame(one_more_gpu))) != base
+    assert trace_digest(load_trace(frame(a_second_later))) != base
+
+
+def test_an_empty_trace_is_its_header() -> None:
+    empty = pl.DataFrame(schema=TRACE_SCHEMA)
+    text = "".join(canonical_text(load_trace(empty)))
+    assert text == "\t".join(oracle.SCHEMA_COLUMNS) + "\n"
+
+
+def test_times_are_microseconds_since_the_epoch() -> None:
+    assert oracle.value_text(datetime(1970, 1, 1, 0, 0, 1, 5, tzinfo=UTC)) == "1000005"
