@@ -366,3 +366,51 @@ def test_trace_out_writes_one_trace_per_draft_that_evaluates_the_same(
         assert same["totals"] == draft["totals"]
     assert pl.read_csv(tmp / "ledger.csv")["contract"].unique().len() == 2
     assert pl.read_parquet(tmp / "runs.parquet").height == 2
+
+
+# --------------------------------------------------------------------------- a job that finishes
+
+
+def test_a_job_that_finishes_within_the_notice_is_released_and_not_started_again(
+    tmp_path: Path,
+) -> None:
+    # the interrupt at 100% comes with the last step (4 of 4); the mock saves, validates and
+    # exits within the 10-minute lead (10 s of real time at scale 60): its allocation is
+    # released at the exit, before the reclaim, and no other allocation starts
+    (tmp_path / "drafts.spot").write_text(DRAFTS)
+    log = tmp_path / "mock.log"
+    argv = [*mock_argv(log), "--epochs", "1", "--steps-per-epoch", "4", "--accept-loss", "9"]
+    result = run(
+        "rehearse",
+        tmp_path / "drafts.spot",
+        "--command",
+        shlex.join(argv),
+        "--at",
+        "100%",
+        "--notice",
+        "10 min",
+        "--time-scale",
+        "60",
+        "--format",
+        "json",
+    )
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    (r,) = json.loads(result.stdout)["rehearsals"]
+    (a1,) = r["allocations"]
+    assert (a1["end_reason"], a1["end_step"], a1["returncode"]) == ("released", 4, 0)
+    assert r["interrupts"] == [{"at": "1", "step": 4, "alloc_id": "rehearsal-a1"}]
+    (notice,) = [e for e in r["timeline"] if e["event"] == "notice"]
+    assert Decimal(a1["end_seconds"]) < Decimal(notice["at_seconds"]) + 600  # before reclaim
+    assert [e["event"] for e in r["timeline"]].count("accepted") == 1
+    assert r["result"] == "accepted"
+    mock_log = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [x["event"] for x in mock_log].count("validation") == 1  # it validated once
+    # billed as what it was: one released allocation, per second, no replay
+    runtime = Fraction(Decimal(a1["end_seconds"]) - Decimal(a1["start_seconds"]))
+    gpu_hours = Fraction(GPUS * math.ceil(runtime), 3600)
+    for draft in r["drafts"]:
+        (line,) = draft["bill"]
+        assert (line["alloc_id"], line["kind"]) == ("rehearsal-a1", "charge")
+        assert Decimal(line["amount"]) == cents(Fraction(PRICE) * gpu_hours)
+    assert a1["replayed_seconds"] == "0"

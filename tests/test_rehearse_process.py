@@ -26,10 +26,12 @@ from contractlang.rehearse import RehearsalReport, RehearsalSettings, process, r
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: A job: ``python job.py MODE PIDS``. MODE holds words: `ignore` (SIGTERM ignored), `hang`
-#: (in its first allocation, stops reporting after step 5 and sleeps), `child` (starts a
-#: `sleep 60` in its group), `exit0` / `exit3` (ends with that status after step 3),
-#: `events` (reports through $CONTRACTLANG_EVENTS instead of stdout).
+#: A job: ``python job.py MODE PIDS``. MODE holds words: `ignore` (SIGTERM ignored, once
+#: noted in ``PIDS.noticed``), `hang` (in its first allocation, stops reporting after step 5
+#: and sleeps), `child` (starts a `sleep 60` in its group), `exit0` / `exit3` (ends with that
+#: status after step 3), `events` (reports through $CONTRACTLANG_EVENTS instead of stdout),
+#: `stop` (on SIGTERM, exits with status 0 after its next step, before its total), `linger`
+#: (SIGTERM held back until it has reported its verdict, then it sleeps: SIGTERM kills it).
 JOB = """
 import hashlib, json, os, signal, subprocess, sys, time
 mode, pids = sys.argv[1], sys.argv[2]
@@ -40,8 +42,14 @@ def note(pid):
 note(os.getpid())
 if "child" in mode:
     note(subprocess.Popen(["sleep", "60"]).pid)
-if "ignore" in mode:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+noticed = []
+def on_term(*_):
+    noticed.append(1)
+    open(pids + ".noticed", "a").close()
+if "ignore" in mode or "stop" in mode:
+    signal.signal(signal.SIGTERM, on_term)
+if "linger" in mode:  # the notice waits until the verdict is out
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 def say(word, *rest, **fields):
     if "events" in mode:
         with open(os.environ["CONTRACTLANG_EVENTS"], "a") as f:
@@ -67,7 +75,12 @@ for i in range(1, 11):
         sys.exit(3)
     if i == 5 and "hang" in mode and first:
         time.sleep(60)
+    if noticed and "stop" in mode:
+        sys.exit(0)
 say("accepted")
+if "linger" in mode and first:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    time.sleep(60)
 """
 
 TERMS = """
@@ -147,6 +160,39 @@ def test_a_job_that_ignores_the_notice_is_reclaimed_at_the_deadline(tmp_path: Pa
     assert len(pids) == 4
     assert [p for p in pids if running(p)] == []
     assert all(group_gone(p) for p in (pids[0], pids[2]))
+
+
+def test_a_job_that_stops_early_on_the_notice_is_reclaimed_at_the_deadline(
+    tmp_path: Path,
+) -> None:
+    # the job exits with status 0 at step 6 of 10, on the notice (at 5): not finished, so the
+    # capacity stays the provider's until the deadline, and the next allocation goes on
+    report, _pids, took = run_job(tmp_path, "stop")
+    assert ends(report) == ["reclaimed", "released"]
+    (r,) = report.rehearsals
+    a1 = r.record.allocations[0]
+    assert a1.notice_us is not None
+    assert a1.end_us - a1.notice_us == 1_000_000  # the promised second, exactly
+    assert a1.returncode == 0
+    assert took >= 1.0  # the scheduler waited out the lead after the job had gone
+    assert r.record.result == "accepted"
+
+
+def test_a_job_reclaimed_after_reporting_its_verdict_is_not_started_again(
+    tmp_path: Path,
+) -> None:
+    # the notice (at 100%: step 10) kills the job while it lingers after `accepted`: the
+    # allocation is reclaimed at the deadline, and the run, which has its result, is over
+    report, _, _ = run_job(tmp_path, "linger", at=(Fraction(1),))
+    assert ends(report) == ["reclaimed"]
+    (r,) = report.rehearsals
+    (a1,) = r.record.allocations
+    assert a1.returncode == -signal.SIGTERM
+    assert a1.notice_us is not None
+    assert a1.end_us - a1.notice_us == 1_000_000
+    assert r.record.result == "accepted"
+    assert r.trace.filter(pl.col("event") == "accepted").height == 1
+    assert codes(report) == []
 
 
 def test_a_job_that_exits_early_ends_its_allocation_as_released(tmp_path: Path) -> None:

@@ -5,15 +5,18 @@ The allocation ends in one of three ways:
 
 - **reclaimed** — a planned interrupt came: the notice signal goes to the job's process group
   and ``SIGKILL`` follows after the notice lead (at once when the lead is 0). The end is
-  recorded at the notice + the lead exactly, even if the job exited before the deadline: after
-  a notice the capacity is the provider's to take back, and the job ending does not give it
-  back sooner.
-- **released** — the job's first process exited with status 0 and no notice was pending.
+  recorded at the notice + the lead exactly, even if the job exited before the deadline without
+  having finished: after a notice the capacity is the provider's to take back, and a job that
+  stops early (to save, say, or killed by the notice) does not give it back sooner.
+- **released** — the job's first process exited with status 0 and no notice was pending, or
+  it did so during a notice lead having finished its work (it reported its verdict, or its
+  last step): the run is over, so its capacity is given back at the exit, before the reclaim.
 - **failed** — it exited with another status (or was killed by a signal rehearse did not
-  send).
+  send) with no notice pending.
 
-Whatever is left of the group is killed when the allocation ends. Lines read after the end
-(written before it, read late) are recorded at the end.
+Whatever is left of the group is killed when the allocation ends, or when the job's first
+process exits during a notice lead. Lines read after the end (written before it, read late)
+are recorded at the end; lines read after an exit during a notice, at the exit.
 """
 
 from __future__ import annotations
@@ -69,6 +72,8 @@ class AllocationRun:
         self.first_step: int | None = None
         self.restored: int | None = None
         self.steps = 0
+        self.verdict = False  # the job reported `accepted` or `rejected` in this allocation
+        self.exit: Exited | None = None  # the job's first process exited during the notice
 
     def run(self, requested_us: int, start_us: int, lead_us: int) -> AllocationRecord:
         s = self.state
@@ -96,6 +101,8 @@ class AllocationRun:
         rest, alive, held = job.close()
         for item in rest:
             self._handle(item)
+        if self.ending is None:  # the job exited during the notice: its output is all read
+            self.ending = self._after_exit_in_notice()
         ending = self.ending
         assert ending is not None
         self._verify()
@@ -139,14 +146,14 @@ class AllocationRun:
     # ------------------------------------------------------------------ the loop
 
     def _loop(self, job: Job) -> None:
-        while self.ending is None:
+        while self.ending is None and self.exit is None:
             timeout = POLL
             if self.deadline_ns is not None:
                 timeout = max(self.deadline_ns - time.monotonic_ns(), 0) / 1e9
             item = job.next(min(timeout, POLL))
             if self.deadline_ns is not None and (
                 (item is None and time.monotonic_ns() >= self.deadline_ns)
-                or (isinstance(item, Line) and item.real_ns >= self.deadline_ns)
+                or (isinstance(item, Line | Exited) and item.real_ns >= self.deadline_ns)
             ):
                 self._reclaim(job, self._notice_end())
             if item is not None:
@@ -155,6 +162,19 @@ class AllocationRun:
     def _notice_end(self) -> int:
         assert self.notice_us is not None
         return self.notice_us + self.lead_us
+
+    def _after_exit_in_notice(self) -> _Ending:
+        """The job's first process exited during the notice lead, and everything it wrote has
+        been read: released at the exit if it finished its work with status 0, else reclaimed
+        at the deadline (which the scheduler waits for, as the provider would)."""
+        assert self.exit is not None
+        assert self.deadline_ns is not None
+        total, last = self.state.total, self.last_step
+        at_total = total is not None and last is not None and last >= total
+        if self.exit.returncode == 0 and (self.verdict or at_total):
+            return _Ending("released", self.clock.at(self.exit.real_ns))
+        time.sleep(max(self.deadline_ns - time.monotonic_ns(), 0) / 1e9)
+        return _Ending("reclaimed", self._notice_end())
 
     def _reclaim(self, job: Job, at_us: int) -> None:
         job.kill()
@@ -167,6 +187,8 @@ class AllocationRun:
             if self.ending is None and self.deadline_ns is None:
                 reason: EndReason = "released" if item.returncode == 0 else "failed"
                 self.ending = _Ending(reason, self.clock.at(item.real_ns))
+            elif self.ending is None and self.exit is None:
+                self.exit = item  # decided once its output is read (_after_exit_in_notice)
             return
         message = parse_line(item.text) if item.source == "stdout" else parse_event(item.text)
         if message is None:
@@ -174,6 +196,8 @@ class AllocationRun:
         at = self.clock.at(item.real_ns)
         if self.ending is not None:
             at = min(at, self.ending.at_us)
+        elif self.exit is not None:
+            at = min(at, self.clock.at(self.exit.real_ns))
         if isinstance(message, Malformed):
             self._malformed(item, message.text, message.reason)
             return
@@ -203,6 +227,7 @@ class AllocationRun:
                 self._check_restore(n)
             case Verdict(accepted=ok):
                 s.result = "accepted" if ok else "rejected"
+                self.verdict = True
                 s.add(RecordedEvent(at, "job", s.result, a))
 
     def _notice(self, job: Job, real_ns: int, at: int) -> None:

@@ -1,5 +1,6 @@
 """The scheduler of one rehearsal: allocation after allocation of the same run until the job
-ends by itself (released or failed), with a replacement wait after each reclaim.
+ends by itself (released or failed) or has reported its verdict (a job reclaimed after its
+final validation has nothing left to do), with a replacement wait after each reclaim.
 
 Each allocation's own ``requested`` is recorded when the previous one was reclaimed (the
 first at the start) and its ``started`` the replacement wait later, exactly: the scheduler's
@@ -52,7 +53,7 @@ def run_rehearsal(
             run = AllocationRun(state, clock, alloc_id, attempt, workdir)
             done = run.run(requested_us, start_us, plan.notice.us)
             allocations.append(done)
-            if done.end_reason != "reclaimed":
+            if done.end_reason != "reclaimed" or state.result is not None:
                 break
             wait = plan.replacement_wait.us
             step(f"rehearsing {names}: waiting for a replacement")

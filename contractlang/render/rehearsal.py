@@ -94,7 +94,7 @@ def settings_lines(record: Record, number: int, total: int) -> list[RenderableTy
     lines.append(
         para(
             f"interrupts at {shares}{steps}: {fired} of {len(record.interrupts)} "
-            f"came; run `{record.run_id}`, {len(record.allocations)} allocations",
+            f"came; run `{record.run_id}`, {_count(len(record.allocations), 'allocation')}",
             2,
         )
     )
@@ -113,6 +113,11 @@ def settings_lines(record: Record, number: int, total: int) -> list[RenderableTy
             )
         )
     return lines
+
+
+def _count(n: int, word: str) -> str:
+    """``1 allocation``, ``3 allocations``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _bill(rows: Iterable[dict[str, Any]], currency: str) -> str:
