@@ -4,6 +4,7 @@ directory, malformed protocol lines — each with a clear message; exit 2 where 
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from fractions import Fraction
@@ -145,6 +146,12 @@ def test_interrupts_are_fractions_of_progress() -> None:
         (["--at", "30%,30%"], "names `30%` twice"),
         (["--interrupts", "2", "--at", "50%"], "give `--interrupts N` or `--at …`, not both"),
         (["--interrupts", "-1"], "`--interrupts -1` must not be negative"),
+        (["--interrupts", "1001"], "at most 1,000 times; `--interrupts 1001` is too many"),
+        (["--interrupts", "5000000000"], "`--interrupts 5000000000` is too many"),
+        (
+            ["--at", ",".join(f"{k / 20:g}%" for k in range(1, 1003))],
+            "at most 1,000 times; `--at` with more shares than that is too many",
+        ),
         (["--notice", "10 parsecs"], "`--notice 10 parsecs` is not a duration"),
         (["--notice", "10"], "`--notice 10` is not a duration"),
         (["--replacement-wait", "0.0000001s"], "finer than a microsecond"),
@@ -189,6 +196,40 @@ def test_a_command_that_cannot_start_exits_2(
     no_traceback(result)
     assert result.exit_code == 2, result.output
     assert fragment in result.output
+
+
+def test_too_many_interrupts_are_refused_before_they_are_built() -> None:
+    with pytest.raises(ContractlangError) as exc:
+        RehearsalSettings(("true",), "true", interrupts=(*evenly(1000), Fraction(1)))
+    assert "1001 interrupts is too many" in exc.value.diagnostics[0].message
+    assert len(RehearsalSettings(("true",), "true", interrupts=evenly(1000)).interrupts) == 1000
+
+
+def test_no_interrupts_means_none(tmp_path: Path) -> None:
+    # `--interrupts 0`: the job runs once, to its end, and is never noticed or reclaimed
+    body = "say('total 3')\nfor i in (1, 2, 3): say(f'step {i}')\nsay('accepted')\n"
+    (tmp_path / "t.spot").write_text(TERMS)
+    argv = shlex.join(job(tmp_path, body))
+    result = run("rehearse", tmp_path / "t.spot", "--command", argv, "--interrupts", "0")
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    assert "no interrupt planned; run `rehearsal`, 1 allocation\n" in result.stdout
+    doc = json.loads(
+        run(
+            "rehearse",
+            tmp_path / "t.spot",
+            "--command",
+            argv,
+            "--interrupts",
+            "0",
+            "--format",
+            "json",
+        ).stdout
+    )
+    assert doc["interrupts_at"] == []
+    (r,) = doc["rehearsals"]
+    assert [a["end_reason"] for a in r["allocations"]] == ["released"]
+    assert "notice" not in [e["event"] for e in r["timeline"]]
 
 
 def test_a_command_that_fails_to_exec_is_e701(tmp_path: Path) -> None:

@@ -175,7 +175,11 @@ def register(app: typer.Typer) -> None:
         settings = RehearsalSettings(
             command=argv,
             shown_command=shown,
-            interrupts=parse_progress(at) if at is not None else evenly(interrupts or 1),
+            interrupts=(
+                parse_progress(at)
+                if at is not None
+                else evenly(1 if interrupts is None else interrupts)
+            ),
             notice_us=parse_duration(notice, "--notice") if notice is not None else None,
             replacement_wait_us=(
                 parse_duration(replacement_wait, "--replacement-wait")

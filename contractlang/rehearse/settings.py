@@ -40,6 +40,8 @@ DURATION_UNITS: dict[str, Fraction] = {
     "d": Fraction(86400),
 }
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*")
+#: The most interrupts one rehearsal plans (each is a real allocation of the job).
+MAX_INTERRUPTS = 1000
 #: Signals that cannot be a notice: the job could not see them.
 _NOT_NOTICES = (signal.SIGKILL, signal.SIGSTOP)
 
@@ -99,6 +101,8 @@ class RehearsalSettings:
             raise setting_error(f"`--steps {self.total_steps}` must be at least 1")
         if any(not 0 < f <= 1 for f in self.interrupts):
             raise setting_error("interrupts must fall between 0% and 100% of the progress")
+        if len(self.interrupts) > MAX_INTERRUPTS:
+            raise _too_many(f"{len(self.interrupts)} interrupts")
 
 
 def parse_duration(text: str, flag: str) -> int:
@@ -129,6 +133,8 @@ def parse_progress(text: str) -> tuple[Fraction, ...]:
         if value in found:
             raise setting_error(f"`--at {text}` names `{part}` twice")
         found.append(value)
+        if len(found) > MAX_INTERRUPTS:
+            raise _too_many("`--at` with more shares than that")
     return tuple(sorted(found))
 
 
@@ -136,7 +142,16 @@ def evenly(n: int) -> tuple[Fraction, ...]:
     """``--interrupts N``: evenly spaced fractions of the progress (N = 2: 1/3 and 2/3)."""
     if n < 0:
         raise setting_error(f"`--interrupts {n}` must not be negative")
+    if n > MAX_INTERRUPTS:
+        raise _too_many(f"`--interrupts {n}`")
     return tuple(Fraction(k, n + 1) for k in range(1, n + 1))
+
+
+def _too_many(what: str) -> ContractlangError:
+    return setting_error(
+        f"a rehearsal interrupts its job at most {MAX_INTERRUPTS:,} times; {what} is too many",
+        help="each interrupt is a real reclaim and a new allocation of the job",
+    )
 
 
 def parse_signal(text: str) -> signal.Signals:

@@ -88,16 +88,16 @@ def settings_lines(record: Record, number: int, total: int) -> list[RenderableTy
             printable(f"each allocation: {spec.gpus} × {spec.sku}, {spec.capacity}{zone}{price}"), 2
         )
     )
-    shares = ", ".join(percent(i.fraction) for i in record.interrupts) or "none"
+    shares = ", ".join(percent(i.fraction) for i in record.interrupts)
     fired = sum(1 for i in record.interrupts if i.alloc_id is not None)
     steps = f" of {record.total_steps} steps" if record.total_steps else ""
-    lines.append(
-        para(
-            f"interrupts at {shares}{steps}: {fired} of {len(record.interrupts)} "
-            f"came; run `{record.run_id}`, {_count(len(record.allocations), 'allocation')}",
-            2,
-        )
+    planned = (
+        f"interrupts at {shares}{steps}: {fired} of {len(record.interrupts)} came"
+        if record.interrupts
+        else "no interrupt planned"
     )
+    allocations = _count(len(record.allocations), "allocation")
+    lines.append(para(printable(f"{planned}; run `{record.run_id}`, {allocations}"), 2))
     if record.time_scale != 1:
         lines.append(
             para(
