@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
@@ -77,6 +78,9 @@ def test_protocol_lines(line: str, message: object) -> None:
         ("contractlang: step ten", "`step` needs a whole number of steps"),
         ("contractlang: step -1", "`step` needs a whole number of steps"),
         ("contractlang: step 1 2", "`step` needs a whole number of steps"),
+        ("contractlang: step 1000000000000001", "`step` is beyond the largest step a trace"),
+        ("contractlang: total " + "9" * 5000, "`total` is beyond the largest step a trace"),
+        ("contractlang: checkpoint 1" + "0" * 19 + " p", "`checkpoint` is beyond the largest"),
         ("contractlang: total 0", "`total` needs at least 1 step"),
         ("contractlang: checkpoint 5", "`checkpoint` needs a step and a path"),
         ("contractlang: accepted now", "`accepted` takes nothing after it"),
@@ -105,6 +109,9 @@ def test_malformed_protocol_lines_say_why(line: str, reason: str) -> None:
         ('{"event": "checkpoint", "step": 2, "path": "p", "sha256": "x"}', "64 hexadecimal"),
         ('{"event": "launch"}', "`launch` is not a protocol event"),
         ("{oops", "not JSON"),
+        ('{"event": "step", "step": ' + "9" * 5000 + "}", "a number in it is too large"),
+        ('{"event": "restored", "step": 10000000000000000}', "beyond the largest step"),
+        ("[" * 100_000, "nested too deeply"),
     ],
 )
 def test_events_file_lines(text: str, expected: object) -> None:
@@ -117,6 +124,19 @@ def test_events_file_lines(text: str, expected: object) -> None:
 
 
 # --------------------------------------------------------------------------- settings
+
+
+def test_settings_made_in_python_are_bounded_too() -> None:
+    with pytest.raises(ContractlangError, match="below 10\\^20"):
+        AllocationSpec(price=Decimal("1e30"))
+    with pytest.raises(ContractlangError, match="from 1 to 1,000,000"):
+        RehearsalSettings(("true",), "true", time_scale=Fraction(10**7))
+    with pytest.raises(ContractlangError, match="longer than 365 days"):
+        RehearsalSettings(("true",), "true", notice_us=-1)
+    # the bounds themselves are allowed
+    AllocationSpec(gpus=10_000_000, price=Decimal("99999999999999999999.999999999999999999"))
+    assert parse_duration("365 days", "--notice") == 365 * 86_400 * 10**6
+    assert parse_scale("1000000") == 10**6
 
 
 def test_durations_are_exact_microseconds() -> None:
@@ -155,8 +175,25 @@ def test_interrupts_are_fractions_of_progress() -> None:
         (["--notice", "10 parsecs"], "`--notice 10 parsecs` is not a duration"),
         (["--notice", "10"], "`--notice 10` is not a duration"),
         (["--replacement-wait", "0.0000001s"], "finer than a microsecond"),
-        (["--time-scale", "0.5"], "`--time-scale 0.5` must be at least 1"),
+        (["--time-scale", "0.5"], "`--time-scale 0.5` must be a number from 1 to 1,000,000"),
         (["--time-scale", "fast"], "`--time-scale fast` is not a number"),
+        (["--time-scale", "inf"], "`--time-scale inf` must be a number from 1 to 1,000,000"),
+        (["--time-scale", "nan"], "`--time-scale nan` must be a number from 1"),
+        (["--time-scale", "1e999999999"], "`--time-scale 1e999999999` must be a number from 1"),
+        (["--time-scale", "1000001"], "`--time-scale 1000001` must be a number from 1"),
+        (["--time-scale", "1.0000001"], "with at most 6 places"),
+        (["--notice", "200000000d"], "`--notice 200000000d` is longer than 365 days"),
+        (["--notice", "365.000001 days"], "`--notice 365.000001 days` is longer than 365 days"),
+        (["--notice", "9" * 5000 + "s"], "`--notice 999999999999999999999999999999999999999…`"),
+        (["--replacement-wait", "99999999999d"], "is longer than 365 days"),
+        (["--price", "1e30"], "`--price 1e30` must be a decimal of at least 0 and below 10^20"),
+        (["--price", "1e400"], "`--price 1e400` must be a decimal of at least 0 and below"),
+        (["--price", "100000000000000000000"], "below 10^20, with at most 18 places"),
+        (["--price", "0.0000000000000000001"], "with at most 18 places"),
+        (["--price", "inf"], "`--price inf` must be a decimal of at least 0"),
+        (["--gpus", "99999999999999999999"], "must be at least 1 and at most 10,000,000"),
+        (["--gpus", "10000001"], "`--gpus 10000001` must be at least 1 and at most 10,000,000"),
+        (["--steps", "1000000000000001"], "at most 1,000,000,000,000,000"),
         (["--notice-signal", "KILL"], "cannot be a notice"),
         (["--notice-signal", "SIGNOPE"], "`--notice-signal SIGNOPE` is not a signal"),
         (["--gpus", "0"], "`--gpus 0` must be at least 1"),
@@ -275,6 +312,37 @@ def test_a_draft_that_cannot_price_the_allocation_fails_before_the_job_starts(
     assert not marker.exists()
 
 
+@pytest.mark.parametrize(
+    ("flags", "fragment"),
+    [
+        (
+            ["--interrupts", "1000", "--notice", "365d", "--replacement-wait", "365d"],
+            "plans 1,000 interrupts, whose notice leads and replacement waits would be recorded "
+            "over 730,000.0 days: a trace of it holds at most",
+        ),
+        (
+            ["--gpus", "10000000", "--notice", "11 days"],
+            # 2⁶³ − 1 GPU-µs / 10⁷ GPUs = 922,337,203,685 µs = 10.675 days
+            "plans 1 interrupt, whose notice leads and replacement waits would be recorded over "
+            "11.0 days: a trace of it holds at most 10.7 days (one run of 10,000,000 GPUs may "
+            "hold at most 2,562,047,788 GPU-hours)",
+        ),
+    ],
+)
+def test_a_rehearsal_its_trace_cannot_hold_fails_before_the_job_starts(
+    tmp_path: Path, flags: list[str], fragment: str
+) -> None:
+    marker = tmp_path / "started"
+    (tmp_path / "t.spot").write_text(TERMS)
+    command = f"{sys.executable} -c 'open({str(marker)!r}, \"w\")'"
+    result = run("rehearse", tmp_path / "t.spot", "--command", command, *flags)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert "error[E705]" in result.output
+    assert fragment in " ".join(result.output.split())
+    assert not marker.exists()
+
+
 def test_every_bundled_ruleset_prices_a_rehearsal_from_the_defaults() -> None:
     paths = sorted((ROOT / "rulesets").glob("*.spot"))
     terms = load_terms(paths)
@@ -381,6 +449,7 @@ def test_every_rehearsal_code_is_registered() -> None:
         "E702",
         "E703",
         "E704",
+        "E705",
         "W701",
         "W702",
         "W703",

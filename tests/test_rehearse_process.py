@@ -21,8 +21,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from contractlang.errors import ContractlangError
 from contractlang.pipeline.language import terms_from_text
-from contractlang.rehearse import RehearsalReport, RehearsalSettings, process, rehearse
+from contractlang.rehearse import RehearsalReport, RehearsalSettings, process, rehearse, scheduler
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -282,6 +283,34 @@ def test_no_process_outlives_rehearse_when_it_is_stopped(tmp_path: Path) -> None
     assert b"rehearsal interrupted" in stderr
     assert [p for p in pids_of(pids) if running(p)] == []
     assert group_gone(pids_of(pids)[0])
+
+
+def test_a_rehearsal_that_outgrows_its_trace_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a trace holds at most so much recorded time (before 2200; GPU-time within 64 bits):
+    # here, pretending it is 1 s, a job that hangs is stopped there, its group with it
+    monkeypatch.setattr(scheduler, "recorded_limit", lambda *_: (1_000_000, "a test's limit"))
+    argv, pids = job(tmp_path, "ignore hang child")
+    settings = RehearsalSettings(argv, "job", interrupts=())
+    with pytest.raises(ContractlangError) as exc:
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    (d,) = exc.value.diagnostics
+    assert (d.code, d.message) == (
+        "E705",
+        "the rehearsal was stopped at 1.0 s of recorded time: a trace of it holds at most "
+        "1.0 s (a test's limit)",
+    )
+    assert len(pids_of(pids)) == 2
+    assert group_gone(pids_of(pids)[0])  # SIGKILL went to the group on the way out
+    # and a replacement wait that would start the next allocation past it (20 s) is refused
+    monkeypatch.setattr(scheduler, "recorded_limit", lambda *_: (20_000_000, "a test's limit"))
+    argv, _ = job(tmp_path, "child")
+    settings = RehearsalSettings(argv, "job", replacement_wait_us=3_600_000_000)
+    with pytest.raises(
+        ContractlangError, match=r"the next allocation would start at 3,6\d\d\.\d s"
+    ):
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
 
 
 def test_a_process_that_leaves_the_group_is_reported(

@@ -43,7 +43,7 @@ from contractlang.rehearse.protocol import (
     parse_line,
 )
 from contractlang.rehearse.record import AllocationRecord, EndReason, RecordedEvent
-from contractlang.rehearse.state import FILE, PendingCheckpoint, RunState
+from contractlang.rehearse.state import FILE, PendingCheckpoint, RunState, days, too_long
 
 POLL = 0.2  # seconds between looks at the clock while nothing is read
 
@@ -151,6 +151,10 @@ class AllocationRun:
             if self.deadline_ns is not None:
                 timeout = max(self.deadline_ns - time.monotonic_ns(), 0) / 1e9
             item = job.next(min(timeout, POLL))
+            if self.clock.at(time.monotonic_ns()) > self.state.limit_us:
+                s = self.state
+                stopped = f"the rehearsal was stopped at {days(s.limit_us)} of recorded time"
+                raise too_long(s.limit_us, s.limit_why, stopped)
             if self.deadline_ns is not None and (
                 (item is None and time.monotonic_ns() >= self.deadline_ns)
                 or (isinstance(item, Line | Exited) and item.real_ns >= self.deadline_ns)

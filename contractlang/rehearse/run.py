@@ -25,6 +25,7 @@ from contractlang.rehearse.record import AllocationRecord, Record, RecordedEvent
 from contractlang.rehearse.results import Rehearsal, RehearsalReport
 from contractlang.rehearse.scheduler import run_rehearsal
 from contractlang.rehearse.settings import RehearsalSettings, setting_error
+from contractlang.rehearse.state import days, recorded_limit, too_long
 from contractlang.trace.validate import TraceInvalid
 
 Progress = Callable[[str], None]
@@ -48,6 +49,7 @@ def rehearse(
     check_chosen(t, None)
     plans = plan_rehearsals(t, settings.notice_us, settings.replacement_wait_us)
     for plan in plans:
+        _fits_a_trace(plan, settings)
         _preflight(t, plan, settings)
     workdir, temporary = _workdir(settings.workdir)
     try:
@@ -76,6 +78,22 @@ def _evaluated(terms: Terms, plan: RehearsalPlan, record: Record) -> Rehearsal:
     except TraceInvalid as exc:  # the trace is ours: a broken one is a bug, not bad input
         raise InternalError(f"the rehearsal's own trace is invalid: {exc}") from exc
     return Rehearsal(record, frame, evaluation)
+
+
+def _fits_a_trace(plan: RehearsalPlan, settings: RehearsalSettings) -> None:
+    """E705 when the planned notice leads and waits alone would be recorded longer than a
+    trace holds (:func:`~contractlang.rehearse.state.recorded_limit`)."""
+    n = len(settings.interrupts)
+    planned = n * (plan.notice.us + plan.replacement_wait.us)
+    limit, why = recorded_limit(settings.allocation.gpus, datetime.now(UTC))
+    if planned > limit:
+        drafts = ", ".join(f"`{c}`" for c in plan.contracts)
+        raise too_long(
+            limit,
+            why,
+            f"the rehearsal of {drafts} plans {n:,} interrupt{'s' if n != 1 else ''}, whose "
+            f"notice leads and replacement waits would be recorded over {days(planned)}",
+        )
 
 
 def _preflight(terms: Terms, plan: RehearsalPlan, settings: RehearsalSettings) -> None:

@@ -22,7 +22,7 @@ from contractlang.rehearse.plan import RehearsalPlan
 from contractlang.rehearse.process import stop_on_signals
 from contractlang.rehearse.record import AllocationRecord, Interrupt, Record
 from contractlang.rehearse.settings import RehearsalSettings
-from contractlang.rehearse.state import RunState
+from contractlang.rehearse.state import RunState, days, recorded_limit, too_long
 
 Progress = Callable[[str], None]
 
@@ -38,9 +38,11 @@ def run_rehearsal(
     step = progress or (lambda _msg: None)
     ckdir = workdir / "checkpoints"
     ckdir.mkdir(parents=True, exist_ok=True)
-    state = RunState(settings, ckdir.resolve())
     real0 = time.monotonic_ns()
     started_at = datetime.now(UTC)
+    state = RunState(
+        settings, ckdir.resolve(), *recorded_limit(settings.allocation.gpus, started_at)
+    )
     clock = Clock(settings.time_scale, real0)
     allocations: list[AllocationRecord] = []
     requested_us = start_us = 0
@@ -56,6 +58,11 @@ def run_rehearsal(
             if done.end_reason != "reclaimed" or state.result is not None:
                 break
             wait = plan.replacement_wait.us
+            if done.end_us + wait > state.limit_us:
+                later = days(done.end_us + wait)
+                raise too_long(
+                    state.limit_us, state.limit_why, f"the next allocation would start at {later}"
+                )
             step(f"rehearsing {names}: waiting for a replacement")
             time.sleep(clock.real_span(wait))
             requested_us, start_us = done.end_us, done.end_us + wait

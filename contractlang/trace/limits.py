@@ -20,6 +20,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+from contractlang.trace.schema import DECIMAL_DTYPE
+
 #: The earliest timestamp a trace may hold (inclusive).
 MIN_TS = datetime(1900, 1, 1, tzinfo=UTC)
 #: The first timestamp a trace may not hold (exclusive): the range ends at 2199-12-31.
@@ -30,6 +32,9 @@ MAX_GPUS = 10_000_000
 MAX_GPU_US = 2**63 - 1
 #: The largest training step (so a run's sums of steps stay far inside 64 bits).
 MAX_STEP = 10**15
+#: The first value a money column (``price``, ``quantity``, ``amount``) cannot hold: its exact
+#: ``Decimal(38, 18)`` keeps 20 digits before the point (more is T002).
+MAX_DECIMAL = Decimal(10) ** (DECIMAL_DTYPE.precision - (DECIMAL_DTYPE.scale or 0))
 
 #: Above this many GPUs in one allocation: W103.
 MANY_GPUS = 100_000
