@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+import tempfile
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from support.cli import no_traceback, run
 
+from contractlang.cli.files import Outputs
 from contractlang.codes import CODES
 from contractlang.errors import ContractlangError
 from contractlang.pipeline.language import load_terms, terms_from_text
@@ -203,7 +205,6 @@ def test_interrupts_are_fractions_of_progress() -> None:
         (["--steps", "0"], "`--steps 0` must be at least 1"),
         (["--run-id", " "], "`--run-id` must not be empty"),
         (["--ledger", "out.txt"], "`--ledger out.txt`: the file must end in"),
-        (["--trace-out", "no/such/dir"], "the folder `no/such` does not exist"),
     ],
 )
 def test_bad_flags_exit_2_with_a_message(tmp_path: Path, flags: list[str], fragment: str) -> None:
@@ -502,6 +503,130 @@ def test_the_terminal_report_fits_80_columns_and_says_what_happened(tmp_path: Pa
         "net billed",
     ):
         assert said in text, said
+
+
+@pytest.mark.parametrize("flag", ["--trace-out", "--workdir"])
+@pytest.mark.parametrize(
+    ("folder", "reason"),
+    [("/sys/contractlang-x", "operation not permitted"), ("/proc/x", "no such file")],
+)
+def test_an_output_folder_that_cannot_be_made_is_e501(
+    tmp_path: Path, flag: str, folder: str, reason: str
+) -> None:
+    if not Path(folder).parent.is_dir() or sys.platform != "linux":
+        pytest.skip("needs Linux's /sys and /proc")
+    marker = tmp_path / "started"
+    (tmp_path / "t.spot").write_text(TERMS)
+    command = f"{sys.executable} -c 'open({str(marker)!r}, \"w\")'"
+    result = run("rehearse", tmp_path / "t.spot", "--command", command, flag, folder)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert f"error[E501]: cannot write `{folder}`: {reason}" in result.output
+    assert not marker.exists()
+
+
+def test_nothing_is_made_before_every_flag_is_checked(tmp_path: Path) -> None:
+    (tmp_path / "t.spot").write_text(TERMS)
+    out, work = tmp_path / "leftover", tmp_path / "work"
+    folders = ["--trace-out", out, "--workdir", work]
+    result = run("rehearse", tmp_path / "t.spot", "--mock", *folders, "--time-scale", "0")
+    assert result.exit_code == 2
+    assert not out.exists()
+    assert not work.exists()
+    # nor when a draft cannot price the allocation (found before any job starts)
+    aws = ROOT / "rulesets" / "aws-ec2-spot-linux.spot"
+    result = run("rehearse", aws, "--mock", *folders, "--capacity", "on_demand", "--sku", "B200")
+    assert "error[E401]" in result.output
+    assert not out.exists()
+    assert not work.exists()
+
+
+def test_a_rehearsal_that_fails_leaves_no_empty_trace_folder(tmp_path: Path) -> None:
+    # the job breaks the protocol (E704) after the folders were made: the empty --trace-out
+    # goes again; the work folder, which holds what the job left, stays
+    (tmp_path / "t.spot").write_text(TERMS)
+    argv = job(tmp_path, "say('step 1')\ntime.sleep(30)\n")
+    out, work = tmp_path / "traces", tmp_path / "work"
+    result = run(
+        "rehearse",
+        tmp_path / "t.spot",
+        "--command",
+        shlex.join(argv),
+        "--trace-out",
+        out,
+        "--workdir",
+        work,
+    )
+    assert "error[E704]" in result.output
+    assert not out.exists()
+    assert (work / "rehearsal-1" / "rehearsal-a1.out").is_file()
+
+
+@pytest.mark.parametrize(
+    ("flags", "fragment"),
+    [
+        (
+            ["--trace-out", "x", "--workdir", "x"],
+            "`--workdir x` is the same folder as `--trace-out x`",
+        ),
+        (["--trace-out", "./x/", "--workdir", "x"], "is the same folder as `--trace-out x`"),
+        (["--trace-out", "w/t", "--workdir", "w"], "`--trace-out w/t` is inside `--workdir w`"),
+        (["--ledger", "w/l.csv", "--workdir", "w"], "`--ledger w/l.csv` is inside `--workdir w`"),
+        (["--trace-out", "t.spot"], "`--trace-out t.spot` is a file, not a folder"),
+        (["--workdir", "t.spot"], "`--workdir t.spot` is a file, not a folder"),
+        (["--workdir", "full"], "`--workdir full` must be a new or empty folder"),
+        (["--trace-out", "no/such/dir"], "`--trace-out no/such/dir`: the folder `no/such` does"),
+    ],
+)
+def test_output_folders_are_planned_with_every_other_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], fragment: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.spot").write_text(TERMS)
+    (tmp_path / "w").mkdir()  # an empty work folder, allowed
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "old.pt").write_text("")
+    result = run("rehearse", "t.spot", "--mock", *flags)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert "error[E502]" in result.output
+    assert fragment in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "t.spot", "w"]
+
+
+def test_a_workdir_given_in_python_is_checked_too(tmp_path: Path) -> None:
+    (tmp_path / "old.pt").write_text("")
+    settings = RehearsalSettings(("true",), "true", workdir=tmp_path)
+    with pytest.raises(ContractlangError, match="must be a new or empty folder"):
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
+
+
+def test_planned_folders_are_made_together_or_not_at_all(tmp_path: Path) -> None:
+    if not Path("/proc").is_dir():
+        pytest.skip("needs /proc")
+    outputs = Outputs()
+    outputs.add_folder(tmp_path / "a", "--trace-out")
+    outputs.add(tmp_path / "a" / "c.parquet", "--trace-out", (".parquet",))
+    outputs.add_folder(Path("/proc/contractlang-x"), "--workdir", own=True)
+    assert not (tmp_path / "a").exists()  # planning makes nothing
+    with pytest.raises(ContractlangError) as exc:
+        outputs.make_folders()
+    assert exc.value.diagnostics[0].code == "E501"
+    assert not (tmp_path / "a").exists()  # the one made first is gone again
+
+
+def test_a_temporary_folder_that_cannot_be_made_is_e501(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    settings = RehearsalSettings(("true",), "true", interrupts=())
+    with pytest.raises(ContractlangError) as exc:
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    (d,) = exc.value.diagnostics
+    assert d.code == "E501"
+    assert d.message == f"cannot write `{tmp_path / 'gone'}`: no such file or directory"
+    assert d.help is not None
+    assert "TMPDIR" in d.help
 
 
 def test_trace_out_files_are_outputs_like_any_other(tmp_path: Path) -> None:

@@ -54,18 +54,17 @@ def trace_file(folder: Path, contract: str) -> Path:
     return folder / (re.sub(r"[^A-Za-z0-9._-]", "_", contract) + ".parquet")
 
 
-def _plan_trace_out(folder: Path | None, terms: Terms, outputs: Outputs) -> None:
-    """``DIR/<contract>.parquet`` for every draft, checked like every other output (the
-    folder is made here when its parent exists)."""
-    if folder is None:
-        return
-    if folder.exists() and not folder.is_dir():
-        raise usage_error(f"`--trace-out {folder}` is a file, not a folder")
-    if not folder.exists() and not folder.parent.is_dir():
-        raise usage_error(f"`--trace-out {folder}`: the folder `{folder.parent}` does not exist")
-    folder.mkdir(exist_ok=True)
-    for c in terms.contracts:
-        outputs.add(trace_file(folder, c.name), "--trace-out", TRACE_SUFFIXES)
+def plan_outputs(
+    outputs: Outputs, terms: Terms, trace_out: Path | None, workdir: Path | None
+) -> None:
+    """Every output of a rehearsal, checked before anything runs or is made: the
+    ``--trace-out`` folder and its ``DIR/<contract>.parquet`` for every draft, and the
+    ``--workdir`` folder (the rehearsal's own: new or empty, no other output inside it)."""
+    outputs.add_folder(trace_out, "--trace-out")
+    outputs.add_folder(workdir, "--workdir", own=True)
+    if trace_out is not None:
+        for c in terms.contracts:
+            outputs.add(trace_file(trace_out, c.name), "--trace-out", TRACE_SUFFIXES)
 
 
 def _command(command: str | None, mock: bool) -> tuple[tuple[str, ...], str]:
@@ -171,7 +170,7 @@ def register(app: typer.Typer) -> None:
         outputs.add(ledger, "--ledger")
         outputs.add(runs, "--runs")
         checked = load_terms(terms)
-        _plan_trace_out(trace_out, checked, outputs)
+        plan_outputs(outputs, checked, trace_out, workdir)
         settings = RehearsalSettings(
             command=argv,
             shown_command=shown,
@@ -195,10 +194,14 @@ def register(app: typer.Typer) -> None:
         )
         try:
             with progress_status() as step:
-                report = rehearse(checked, settings, progress=step)
+                report = rehearse(checked, settings, progress=step, ready=outputs.make_folders)
         except KeyboardInterrupt:
+            outputs.remove_empty_folders()
             err.print("rehearsal interrupted: the job's processes were stopped", markup=False)
             raise typer.Exit(INTERRUPTED) from None
+        except BaseException:
+            outputs.remove_empty_folders()
+            raise
         _write(report, ledger, runs, trace_out)
         warnings = [
             *report.warnings,

@@ -25,6 +25,7 @@ from typing import IO, Literal
 
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
+from contractlang.rehearse.settings import cannot_write
 
 POLL_SECONDS = 0.01  # how often the events file is read
 GRACE_SECONDS = 5.0  # how long a reclaimed job may take to close its output
@@ -83,8 +84,13 @@ class Job:
     def start(cls, argv: Sequence[str], env: Mapping[str, str], logs: Path, events: Path) -> Job:
         """Start ``argv`` with ``env``; its stdout is read (and kept in ``LOGS.out``), its
         stderr goes to ``LOGS.err``. A command that cannot start is ``E701``."""
-        out_log = open(f"{logs}.out", "wb")  # noqa: SIM115 (the stdout reader closes it)
-        with open(f"{logs}.err", "wb") as err_log:
+        out_log = _log_file(f"{logs}.out")  # (the stdout reader closes it)
+        try:
+            err_log = _log_file(f"{logs}.err")
+        except ContractlangError:
+            out_log.close()
+            raise
+        with err_log:
             try:
                 proc = subprocess.Popen(
                     list(argv),
@@ -195,6 +201,13 @@ class Job:
                 break
             rest.append(item)
         return rest, survivors(self.pgid, wait=grace), "stdout" not in self.closed
+
+
+def _log_file(path: str) -> IO[bytes]:
+    try:
+        return open(path, "wb")
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
 
 
 def exit_words(code: int) -> str:

@@ -21,7 +21,7 @@ from contractlang.rehearse.clock import Clock
 from contractlang.rehearse.plan import RehearsalPlan
 from contractlang.rehearse.process import stop_on_signals
 from contractlang.rehearse.record import AllocationRecord, Interrupt, Record
-from contractlang.rehearse.settings import RehearsalSettings
+from contractlang.rehearse.settings import RehearsalSettings, cannot_write
 from contractlang.rehearse.state import RunState, days, recorded_limit, too_long
 
 Progress = Callable[[str], None]
@@ -37,7 +37,10 @@ def run_rehearsal(
     its files (checkpoints, the job's output) in ``workdir``."""
     step = progress or (lambda _msg: None)
     ckdir = workdir / "checkpoints"
-    ckdir.mkdir(parents=True, exist_ok=True)
+    try:
+        ckdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise cannot_write(ckdir, exc) from None
     real0 = time.monotonic_ns()
     started_at = datetime.now(UTC)
     state = RunState(

@@ -55,6 +55,16 @@ PRICE_PLACES = 18
 _NOT_NOTICES = (signal.SIGKILL, signal.SIGSTOP)
 
 
+def cannot_write(path: Path | str, exc: OSError, help: str | None = None) -> ContractlangError:
+    """E501: a file or folder of the rehearsal (its work folder, the job's logs) cannot be
+    made, and why."""
+    reason = (exc.strerror or str(exc)).lower()
+    diag = error(
+        "E501", f"cannot write `{path}`: {reason}", NO_SPAN, file="contractlang", help=help
+    )
+    return ContractlangError([diag])
+
+
 def shortened(text: str, most: int = 40) -> str:
     """A flag's text as a message quotes it: at most ``most`` characters.
 
