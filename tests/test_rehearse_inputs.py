@@ -270,6 +270,32 @@ def test_no_interrupts_means_none(tmp_path: Path) -> None:
     assert "notice" not in [e["event"] for e in r["timeline"]]
 
 
+def test_a_program_that_exists_but_cannot_run_says_why(tmp_path: Path) -> None:
+    (tmp_path / "t.spot").write_text(TERMS)
+    script = tmp_path / "train.sh"
+    script.write_text("#!/bin/sh\n")  # not executable
+    for command, why in (
+        (str(script), "it is not executable"),
+        (str(tmp_path), "it is a folder"),
+        ("./no-such-script.sh", "no such program"),
+    ):
+        result = run("rehearse", tmp_path / "t.spot", "--command", command)
+        no_traceback(result)
+        assert result.exit_code == 2, result.output
+        assert f"error[E701]: cannot start `{command}`: {why}" in result.output
+    result = run("rehearse", tmp_path / "t.spot", "--command", str(script))
+    assert f"chmod +x {script}" in result.output
+
+
+def test_help_lists_every_exit_code() -> None:
+    result = run("rehearse", "--help")
+    assert result.exit_code == 0
+    said = " ".join(result.output.split())
+    for code in ("0 every budget met", "1 a budget not met", "2 bad input", "3 internal error"):
+        assert code in said
+    assert "130 interrupted (Ctrl-C, SIGTERM or SIGHUP" in said
+
+
 def test_a_command_that_fails_to_exec_is_e701(tmp_path: Path) -> None:
     script = tmp_path / "job.sh"
     script.write_text("#!/no/such/interpreter\n")
@@ -486,12 +512,21 @@ def test_the_terminal_report_fits_80_columns_and_says_what_happened(tmp_path: Pa
         "100",
         "--replacement-wait",
         "1 min",
+        "--ledger",
+        tmp_path / "ledger.csv",
+        "--trace-out",
+        tmp_path / "traces",
     )
     no_traceback(result)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert max(len(x) for x in lines) <= 80
-    text = "\n".join(x.rstrip() for x in lines)
+    assert [x for x in lines if x != x.rstrip()] == []  # no line padded with blanks
+    text = "\n".join(lines)
+    # the closing hints name only the flags not given
+    assert lines[-1] == "per-run figures: --runs PATH · data: --format json"
+    assert "--ledger PATH" not in text
+    assert "--trace-out DIR" not in text
     for said in (
         "notice 30 s by SIGTERM (the draft's promise); replacement wait 1 min (set by",
         "time scale 100: notice leads and waits ran 100× faster than recorded",

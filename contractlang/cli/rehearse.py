@@ -158,7 +158,8 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 every budget met (or none given), 1 a budget not met, 2 bad input (a
         flag, the terms, a command that cannot start, a checkpoint outside the checkpoint
-        directory), 3 internal error.
+        directory), 3 internal error, 130 interrupted (Ctrl-C, SIGTERM or SIGHUP; the job's
+        processes are stopped).
         """
         for t in terms:
             if t.suffix != ".spot":
@@ -212,7 +213,12 @@ def register(app: typer.Typer) -> None:
             write_stdout(render_json(report))
         else:
             print_diagnostics(warnings, report.sources, OutputFormat.text)
-            render_rehearsal(report, out)
+            given = [
+                f
+                for f, v in (("--trace-out", trace_out), ("--ledger", ledger), ("--runs", runs))
+                if v
+            ]
+            render_rehearsal(report, out, given)
         exit_with(exit_code(report))
 
 

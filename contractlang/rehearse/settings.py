@@ -283,15 +283,26 @@ def command_from_text(text: str) -> tuple[str, ...]:
     if not argv:
         raise setting_error("`--command` is empty", help='e.g. --command "python train.py"')
     if shutil.which(argv[0]) is None:
+        program = Path(argv[0])
+        if "/" in argv[0] and program.is_dir():
+            why, help = "it is a folder", "give the program inside it"
+        elif "/" in argv[0] and program.exists():
+            why = "it is not executable"
+            help = f"make it executable (`chmod +x {argv[0]}`) or run it through its interpreter"
+        else:
+            why = "no such program"
+            help = (
+                "give a program on PATH or a path to an executable; pipes and variables need "
+                "`sh -c '…'`"
+            )
         raise ContractlangError(
             [
                 error(
                     "E701",
-                    f"cannot start `{argv[0]}`: no such program",
+                    f"cannot start `{argv[0]}`: {why}",
                     NO_SPAN,
                     file="contractlang",
-                    help="give a program on PATH or a path to an executable; pipes and "
-                    "variables need `sh -c '…'`",
+                    help=help,
                 )
             ]
         )
