@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
@@ -246,43 +247,67 @@ def test_a_job_may_report_through_the_events_file(tmp_path: Path) -> None:
     assert "line 7 of its events file: `{not json` was ignored: not JSON" in malformed[0].message
 
 
-def test_no_process_outlives_rehearse_when_it_is_stopped(tmp_path: Path) -> None:
-    argv, pids = job(tmp_path, "ignore hang child")
-    (tmp_path / "t.spot").write_text(TERMS.replace("1 second", "1 hour"))
+def rehearse_in_the_background(tmp: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """`contractlang rehearse` in a process of its own, rehearsing a job that takes the
+    notice (an hour's lead), ignores it and hangs, with a `sleep` in its group; returned once
+    the notice has reached the job."""
+    argv, pids = job(tmp, "ignore hang child")
+    (tmp / "t.spot").write_text(TERMS.replace("1 second", "1 hour"))
+    command = [sys.executable, "-m", "contractlang", "rehearse", str(tmp / "t.spot")]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "contractlang",
-            "rehearse",
-            str(tmp_path / "t.spot"),
-            "--command",
-            shlex.join(argv),
-        ],
+        [*command, "--command", shlex.join(argv)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    noticed = Path(f"{pids}.noticed")  # the job's SIGTERM handler makes it
+    deadline = time.monotonic() + 60
+    while not noticed.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return proc, pids
+
+
+@contextlib.contextmanager
+def nothing_left(proc: subprocess.Popen[bytes], pids: Path) -> Iterator[None]:
+    """Whatever happens in the block, leave nothing running (the test may have failed)."""
     try:
-        deadline = time.monotonic() + 20
-        while len(pids_of(pids)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)  # the job is past its notice now, waiting out an hour's lead
-        assert len(pids_of(pids)) == 2
-        assert running(pids_of(pids)[0])  # (its `sleep` took the notice's SIGTERM and died)
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=20)
-    finally:  # if anything above failed, leave nothing running
+        yield
+    finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
-            for pid in pids_of(pids)[:1]:  # the job's group (rehearse was killed outright)
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pid, signal.SIGKILL)
+        proc.communicate()
+        for pid in pids_of(pids)[:1]:  # the job's group
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+
+
+def test_no_process_outlives_rehearse_when_it_is_stopped(tmp_path: Path) -> None:
+    proc, pids = rehearse_in_the_background(tmp_path)
+    with nothing_left(proc, pids):
+        assert Path(f"{pids}.noticed").exists(), proc.stderr and proc.stderr.read()
+        assert len(pids_of(pids)) == 2
+        assert running(pids_of(pids)[0])  # waiting out an hour's lead; its `sleep` died of it
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=20)
     assert proc.returncode == 130
     assert b"rehearsal interrupted" in stderr
     assert [p for p in pids_of(pids) if running(p)] == []
     assert group_gone(pids_of(pids)[0])
+
+
+def test_no_process_outlives_rehearse_when_it_is_killed(tmp_path: Path) -> None:
+    # SIGKILL cannot be caught: the reaper, a process of its own, sees rehearse go (the end
+    # of its input) and kills the job's group, which would otherwise hang on for an hour
+    proc, pids = rehearse_in_the_background(tmp_path)
+    with nothing_left(proc, pids):
+        assert Path(f"{pids}.noticed").exists(), proc.stderr and proc.stderr.read()
+        job_pid = pids_of(pids)[0]
+        assert running(job_pid)
+        proc.kill()
+        proc.communicate(timeout=20)
+        assert group_gone(job_pid)
+    assert proc.returncode == -signal.SIGKILL
+    assert [p for p in pids_of(pids) if running(p)] == []
 
 
 def test_a_rehearsal_that_outgrows_its_trace_is_stopped(

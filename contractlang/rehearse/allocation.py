@@ -30,7 +30,7 @@ from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.rehearse import checkpoints
 from contractlang.rehearse.clock import Clock
-from contractlang.rehearse.process import Closed, Exited, Item, Job, Line, exit_words
+from contractlang.rehearse.process import Closed, Exited, Item, Job, Line, Reaper, exit_words
 from contractlang.rehearse.protocol import (
     Checkpoint,
     Malformed,
@@ -58,11 +58,18 @@ class AllocationRun:
     """The life of one allocation (see the module's docstring)."""
 
     def __init__(
-        self, state: RunState, clock: Clock, alloc_id: str, attempt: int, workdir: Path
+        self,
+        state: RunState,
+        clock: Clock,
+        alloc_id: str,
+        attempt: int,
+        workdir: Path,
+        reaper: Reaper | None = None,
     ) -> None:
         self.state, self.clock = state, clock
         self.alloc_id, self.attempt = alloc_id, attempt
         self.workdir = workdir
+        self.reaper = reaper
         self.lead_us = 0
         self.notice_us: int | None = None
         self.deadline_ns: int | None = None
@@ -90,7 +97,11 @@ class AllocationRun:
         }
         self.clock.resume(time.monotonic_ns(), start_us)
         job = Job.start(
-            s.settings.command, env, self.workdir / self.alloc_id, Path(env["CONTRACTLANG_EVENTS"])
+            s.settings.command,
+            env,
+            self.workdir / self.alloc_id,
+            Path(env["CONTRACTLANG_EVENTS"]),
+            self.reaper,
         )
         try:
             self._loop(job)

@@ -19,7 +19,7 @@ from contractlang.lang.numbers import round_fraction
 from contractlang.rehearse.allocation import AllocationRun
 from contractlang.rehearse.clock import Clock
 from contractlang.rehearse.plan import RehearsalPlan
-from contractlang.rehearse.process import stop_on_signals
+from contractlang.rehearse.process import Reaper, stop_on_signals
 from contractlang.rehearse.record import AllocationRecord, Interrupt, Record
 from contractlang.rehearse.settings import RehearsalSettings, cannot_write
 from contractlang.rehearse.state import RunState, days, recorded_limit, too_long
@@ -50,12 +50,12 @@ def run_rehearsal(
     allocations: list[AllocationRecord] = []
     requested_us = start_us = 0
     names = ", ".join(plan.contracts)
-    with stop_on_signals():
+    with stop_on_signals(), Reaper() as reaper:
         while True:
             attempt = len(allocations) + 1
             alloc_id = f"{settings.run_id}-a{attempt}"
             step(f"rehearsing {names}: allocation {attempt}")
-            run = AllocationRun(state, clock, alloc_id, attempt, workdir)
+            run = AllocationRun(state, clock, alloc_id, attempt, workdir, reaper)
             done = run.run(requested_us, start_us, plan.notice.us)
             allocations.append(done)
             if done.end_reason != "reclaimed" or state.result is not None:
