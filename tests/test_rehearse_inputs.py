@@ -452,6 +452,44 @@ def test_steps_without_a_total_cannot_place_the_interrupts(tmp_path: Path) -> No
     assert "1 of 1 came" in ok.output  # `--steps 2` put the interrupt (50%) at step 1
 
 
+def test_no_run_id_or_contract_name_writes_outside_its_folder(tmp_path: Path) -> None:
+    # the run ID names the job's files in the work folder, and a contract its trace: `/`
+    # and `..` cannot take them elsewhere, and a long name is cut short, not refused late
+    long = "n" * 300
+    (tmp_path / "t.spot").write_text(TERMS.replace('"c"', f'"{long}"'))
+    body = "say('total 2')\nsay('step 1')\nsay('step 2')\nsay('accepted')\n"
+    work, traces = tmp_path / "work", tmp_path / "traces"
+    result = run(
+        "rehearse",
+        tmp_path / "t.spot",
+        "--command",
+        shlex.join(job(tmp_path, body)),
+        "--run-id",
+        "../../escaped/x",
+        "--interrupts",
+        "0",
+        "--workdir",
+        work,
+        "--trace-out",
+        traces,
+        "--format",
+        "json",
+    )
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rehearsals"][0]["run_id"] == "../../escaped/x"
+    assert not (tmp_path / "escaped").exists()
+    assert (work / "rehearsal-1" / ".._.._escaped_x-a1.out").is_file()
+    assert [p.name for p in traces.iterdir()] == ["n" * 100 + ".parquet"]
+
+
+def test_a_nul_in_the_run_id_or_the_command_is_refused() -> None:
+    with pytest.raises(ContractlangError, match="must not hold a NUL"):
+        RehearsalSettings(("true",), "true", run_id="a\0b")
+    with pytest.raises(ContractlangError, match="must not hold a NUL"):
+        RehearsalSettings(("echo", "a\0b"), "echo")
+
+
 def test_malformed_lines_and_a_wrong_restore_are_warnings_not_errors(tmp_path: Path) -> None:
     body = (
         "say('total 2')\nsay('step one')\nsay('restored 5')\nsay('dance')\n"

@@ -3,7 +3,6 @@ provider would, and bill what happened under each draft (docs/rehearse.md)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +23,7 @@ from contractlang.errors import ExitCode
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
 from contractlang.rehearse import AllocationSpec, RehearsalReport, RehearsalSettings, rehearse
+from contractlang.rehearse.allocation import safe_name
 from contractlang.rehearse.settings import (
     command_from_text,
     evenly,
@@ -46,12 +46,13 @@ def exit_code(report: RehearsalReport) -> ExitCode:
 
 
 def trace_file(folder: Path, contract: str) -> Path:
-    """``DIR/<contract>.parquet``; characters a file name should not hold become ``_``.
+    """``DIR/<contract>.parquet``; characters a file name should not hold become ``_``, and
+    a long name is cut short.
 
     >>> trace_file(Path("out"), "northwind v3/b").as_posix()
     'out/northwind_v3_b.parquet'
     """
-    return folder / (re.sub(r"[^A-Za-z0-9._-]", "_", contract) + ".parquet")
+    return folder / (safe_name(contract) + ".parquet")
 
 
 def plan_outputs(

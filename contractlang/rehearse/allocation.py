@@ -22,6 +22,7 @@ are recorded at the end; lines read after an exit during a notice, at the exit.
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,7 @@ class AllocationRun:
         self.alloc_id, self.attempt = alloc_id, attempt
         self.workdir = workdir
         self.reaper = reaper
+        self.stem = file_stem(state.settings.run_id, attempt)
         self.lead_us = 0
         self.notice_us: int | None = None
         self.deadline_ns: int | None = None
@@ -92,14 +94,14 @@ class AllocationRun:
             "CONTRACTLANG_RUN_ID": s.settings.run_id,
             "CONTRACTLANG_ALLOC_ID": self.alloc_id,
             "CONTRACTLANG_CHECKPOINT_DIR": str(s.checkpoint_dir),
-            "CONTRACTLANG_EVENTS": str(self.workdir / f"{self.alloc_id}.events.ndjson"),
+            "CONTRACTLANG_EVENTS": str(self.workdir / f"{self.stem}.events.ndjson"),
             "PYTHONUNBUFFERED": "1",
         }
         self.clock.resume(time.monotonic_ns(), start_us)
         job = Job.start(
             s.settings.command,
             env,
-            self.workdir / self.alloc_id,
+            self.workdir / self.stem,
             Path(env["CONTRACTLANG_EVENTS"]),
             self.reaper,
         )
@@ -132,7 +134,7 @@ class AllocationRun:
         code = job.exited.returncode if job.exited else None
         if ending.reason == "failed":
             kept = s.settings.workdir is not None
-            where = f"`{self.alloc_id}.err` in the work directory" if kept else None
+            where = f"`{self.stem}.err` in the work directory" if kept else None
             s.warn(
                 "W704", self._failure(code), help=f"its standard error: {where}" if kept else None
             )
@@ -321,9 +323,29 @@ class AllocationRun:
 
     def _failure(self, code: int | None) -> str:
         how = exit_words(code) if code is not None else "ended"
-        tail = _last_line(self.workdir / f"{self.alloc_id}.err")
+        tail = _last_line(self.workdir / f"{self.stem}.err")
         said = f" (its last words: `{tail}`)" if tail else ""
         return f"the job {how} in allocation `{self.alloc_id}`{said}; the rehearsal stops there"
+
+
+def safe_name(text: str) -> str:
+    """``text`` as (the start of) a file name: what a name should not hold becomes ``_``,
+    and it is cut at 100 characters, so no name can reach outside its folder or be too long.
+
+    >>> safe_name("../etc/x y"), len(safe_name("n" * 300))
+    ('.._etc_x_y', 100)
+    """
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:100]
+
+
+def file_stem(run_id: str, attempt: int) -> str:
+    """The name of an allocation's files in the work folder (``.out``, ``.err``,
+    ``.events.ndjson``): its ID, made safe (:func:`safe_name`).
+
+    >>> file_stem("rehearsal", 2), file_stem("../etc/x y", 1)
+    ('rehearsal-a2', '.._etc_x_y-a1')
+    """
+    return f"{safe_name(run_id)}-a{attempt}"
 
 
 def _last_line(path: Path) -> str | None:

@@ -126,6 +126,8 @@ class RehearsalSettings:
             raise setting_error("the command is empty", help='e.g. --command "python train.py"')
         if not self.run_id.strip():
             raise setting_error("`--run-id` must not be empty")
+        if "\0" in self.run_id or any("\0" in word for word in self.command):
+            raise setting_error("the run ID and the command must not hold a NUL character")
         if not 1 <= self.time_scale <= MAX_TIME_SCALE:
             raise _bad_scale(str(self.time_scale))
         if self.total_steps is not None and not 1 <= self.total_steps <= MAX_STEP:
