@@ -336,6 +336,10 @@ def test_a_rehearsal_that_outgrows_its_trace_is_stopped(
         ContractlangError, match=r"the next allocation would start at 3,6\d\d\.\d s"
     ):
         rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    # as is a notice whose reclaim would be recorded past it: it is not even sent
+    settings = RehearsalSettings(argv, "job", notice_us=3_600_000_000)
+    with pytest.raises(ContractlangError, match=r"reclaim of `rehearsal-a1` would be recorded"):
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
 
 
 def test_a_process_that_leaves_the_group_is_reported(

@@ -164,10 +164,6 @@ class AllocationRun:
             if self.deadline_ns is not None:
                 timeout = max(self.deadline_ns - time.monotonic_ns(), 0) / 1e9
             item = job.next(min(timeout, POLL))
-            if self.clock.at(time.monotonic_ns()) > self.state.limit_us:
-                s = self.state
-                stopped = f"the rehearsal was stopped at {days(s.limit_us)} of recorded time"
-                raise too_long(s.limit_us, s.limit_why, stopped)
             if self.deadline_ns is not None and (
                 (item is None and time.monotonic_ns() >= self.deadline_ns)
                 or (isinstance(item, Line | Exited) and item.real_ns >= self.deadline_ns)
@@ -175,6 +171,20 @@ class AllocationRun:
                 self._reclaim(job, self._notice_end())
             if item is not None:
                 self._handle(item, job)
+            self._check_limit()
+
+    def _check_limit(self) -> None:
+        """E705 once the rehearsal's recorded time passes what its trace can hold (a notice
+        lead counts to its end at most: the reclaim is recorded there)."""
+        s = self.state
+        now = self.clock.at(time.monotonic_ns())
+        if self.ending is not None:  # what is recorded ends there
+            now = self.ending.at_us
+        elif self.notice_us is not None:
+            now = min(now, self._notice_end())
+        if now > s.limit_us:
+            stopped = f"the rehearsal was stopped at {days(s.limit_us)} of recorded time"
+            raise too_long(s.limit_us, s.limit_why, stopped)
 
     def _notice_end(self) -> int:
         assert self.notice_us is not None
@@ -254,6 +264,10 @@ class AllocationRun:
         if self.lead_us == 0:  # no notice promised: reclaimed without one
             self._reclaim(job, at)
             return
+        reclaim = self.clock.at(real_ns) + self.lead_us
+        if reclaim > s.limit_us:  # do not start a notice whose reclaim a trace cannot hold
+            what = f"the reclaim of `{self.alloc_id}` would be recorded at {days(reclaim)}"
+            raise too_long(s.limit_us, s.limit_why, what)
         job.signal(s.settings.notice_signal)
         self.clock.scaled_from(real_ns)
         self.notice_us = self.clock.at(real_ns)
