@@ -83,6 +83,7 @@ CODES: dict[str, str] = {
     "E702": "invalid rehearsal setting",
     "E703": "checkpoint outside the checkpoint directory",
     "E704": "interrupts cannot be placed without the job's total steps",
+    "E705": "rehearsal longer than its trace can hold",
     # trace validation
     "T001": "missing required column",
     "T002": "column has the wrong type",

@@ -4,14 +4,18 @@ directory, malformed protocol lines — each with a clear message; exit 2 where 
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
+import tempfile
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from support.cli import no_traceback, run
 
+from contractlang.cli.files import Outputs
 from contractlang.codes import CODES
 from contractlang.errors import ContractlangError
 from contractlang.pipeline.language import load_terms, terms_from_text
@@ -76,6 +80,9 @@ def test_protocol_lines(line: str, message: object) -> None:
         ("contractlang: step ten", "`step` needs a whole number of steps"),
         ("contractlang: step -1", "`step` needs a whole number of steps"),
         ("contractlang: step 1 2", "`step` needs a whole number of steps"),
+        ("contractlang: step 1000000000000001", "`step` is beyond the largest step a trace"),
+        ("contractlang: total " + "9" * 5000, "`total` is beyond the largest step a trace"),
+        ("contractlang: checkpoint 1" + "0" * 19 + " p", "`checkpoint` is beyond the largest"),
         ("contractlang: total 0", "`total` needs at least 1 step"),
         ("contractlang: checkpoint 5", "`checkpoint` needs a step and a path"),
         ("contractlang: accepted now", "`accepted` takes nothing after it"),
@@ -104,6 +111,9 @@ def test_malformed_protocol_lines_say_why(line: str, reason: str) -> None:
         ('{"event": "checkpoint", "step": 2, "path": "p", "sha256": "x"}', "64 hexadecimal"),
         ('{"event": "launch"}', "`launch` is not a protocol event"),
         ("{oops", "not JSON"),
+        ('{"event": "step", "step": ' + "9" * 5000 + "}", "a number in it is too large"),
+        ('{"event": "restored", "step": 10000000000000000}', "beyond the largest step"),
+        ("[" * 100_000, "nested too deeply"),
     ],
 )
 def test_events_file_lines(text: str, expected: object) -> None:
@@ -116,6 +126,19 @@ def test_events_file_lines(text: str, expected: object) -> None:
 
 
 # --------------------------------------------------------------------------- settings
+
+
+def test_settings_made_in_python_are_bounded_too() -> None:
+    with pytest.raises(ContractlangError, match="below 10\\^20"):
+        AllocationSpec(price=Decimal("1e30"))
+    with pytest.raises(ContractlangError, match="from 1 to 1,000,000"):
+        RehearsalSettings(("true",), "true", time_scale=Fraction(10**7))
+    with pytest.raises(ContractlangError, match="longer than 365 days"):
+        RehearsalSettings(("true",), "true", notice_us=-1)
+    # the bounds themselves are allowed
+    AllocationSpec(gpus=10_000_000, price=Decimal("99999999999999999999.999999999999999999"))
+    assert parse_duration("365 days", "--notice") == 365 * 86_400 * 10**6
+    assert parse_scale("1000000") == 10**6
 
 
 def test_durations_are_exact_microseconds() -> None:
@@ -145,11 +168,34 @@ def test_interrupts_are_fractions_of_progress() -> None:
         (["--at", "30%,30%"], "names `30%` twice"),
         (["--interrupts", "2", "--at", "50%"], "give `--interrupts N` or `--at …`, not both"),
         (["--interrupts", "-1"], "`--interrupts -1` must not be negative"),
+        (["--interrupts", "1001"], "at most 1,000 times; `--interrupts 1001` is too many"),
+        (["--interrupts", "5000000000"], "`--interrupts 5000000000` is too many"),
+        (
+            ["--at", ",".join(f"{k / 20:g}%" for k in range(1, 1003))],
+            "at most 1,000 times; `--at` with more shares than that is too many",
+        ),
         (["--notice", "10 parsecs"], "`--notice 10 parsecs` is not a duration"),
         (["--notice", "10"], "`--notice 10` is not a duration"),
         (["--replacement-wait", "0.0000001s"], "finer than a microsecond"),
-        (["--time-scale", "0.5"], "`--time-scale 0.5` must be at least 1"),
+        (["--time-scale", "0.5"], "`--time-scale 0.5` must be a number from 1 to 1,000,000"),
         (["--time-scale", "fast"], "`--time-scale fast` is not a number"),
+        (["--time-scale", "inf"], "`--time-scale inf` must be a number from 1 to 1,000,000"),
+        (["--time-scale", "nan"], "`--time-scale nan` must be a number from 1"),
+        (["--time-scale", "1e999999999"], "`--time-scale 1e999999999` must be a number from 1"),
+        (["--time-scale", "1000001"], "`--time-scale 1000001` must be a number from 1"),
+        (["--time-scale", "1.0000001"], "with at most 6 places"),
+        (["--notice", "200000000d"], "`--notice 200000000d` is longer than 365 days"),
+        (["--notice", "365.000001 days"], "`--notice 365.000001 days` is longer than 365 days"),
+        (["--notice", "9" * 5000 + "s"], "`--notice 999999999999999999999999999999999999999…`"),
+        (["--replacement-wait", "99999999999d"], "is longer than 365 days"),
+        (["--price", "1e30"], "`--price 1e30` must be a decimal of at least 0 and below 10^20"),
+        (["--price", "1e400"], "`--price 1e400` must be a decimal of at least 0 and below"),
+        (["--price", "100000000000000000000"], "below 10^20, with at most 18 places"),
+        (["--price", "0.0000000000000000001"], "with at most 18 places"),
+        (["--price", "inf"], "`--price inf` must be a decimal of at least 0"),
+        (["--gpus", "99999999999999999999"], "must be at least 1 and at most 10,000,000"),
+        (["--gpus", "10000001"], "`--gpus 10000001` must be at least 1 and at most 10,000,000"),
+        (["--steps", "1000000000000001"], "at most 1,000,000,000,000,000"),
         (["--notice-signal", "KILL"], "cannot be a notice"),
         (["--notice-signal", "SIGNOPE"], "`--notice-signal SIGNOPE` is not a signal"),
         (["--gpus", "0"], "`--gpus 0` must be at least 1"),
@@ -159,7 +205,6 @@ def test_interrupts_are_fractions_of_progress() -> None:
         (["--steps", "0"], "`--steps 0` must be at least 1"),
         (["--run-id", " "], "`--run-id` must not be empty"),
         (["--ledger", "out.txt"], "`--ledger out.txt`: the file must end in"),
-        (["--trace-out", "no/such/dir"], "the folder `no/such` does not exist"),
     ],
 )
 def test_bad_flags_exit_2_with_a_message(tmp_path: Path, flags: list[str], fragment: str) -> None:
@@ -189,6 +234,66 @@ def test_a_command_that_cannot_start_exits_2(
     no_traceback(result)
     assert result.exit_code == 2, result.output
     assert fragment in result.output
+
+
+def test_too_many_interrupts_are_refused_before_they_are_built() -> None:
+    with pytest.raises(ContractlangError) as exc:
+        RehearsalSettings(("true",), "true", interrupts=(*evenly(1000), Fraction(1)))
+    assert "1001 interrupts is too many" in exc.value.diagnostics[0].message
+    assert len(RehearsalSettings(("true",), "true", interrupts=evenly(1000)).interrupts) == 1000
+
+
+def test_no_interrupts_means_none(tmp_path: Path) -> None:
+    # `--interrupts 0`: the job runs once, to its end, and is never noticed or reclaimed
+    body = "say('total 3')\nfor i in (1, 2, 3): say(f'step {i}')\nsay('accepted')\n"
+    (tmp_path / "t.spot").write_text(TERMS)
+    argv = shlex.join(job(tmp_path, body))
+    result = run("rehearse", tmp_path / "t.spot", "--command", argv, "--interrupts", "0")
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    assert "no interrupt planned; run `rehearsal`, 1 allocation\n" in result.stdout
+    doc = json.loads(
+        run(
+            "rehearse",
+            tmp_path / "t.spot",
+            "--command",
+            argv,
+            "--interrupts",
+            "0",
+            "--format",
+            "json",
+        ).stdout
+    )
+    assert doc["interrupts_at"] == []
+    (r,) = doc["rehearsals"]
+    assert [a["end_reason"] for a in r["allocations"]] == ["released"]
+    assert "notice" not in [e["event"] for e in r["timeline"]]
+
+
+def test_a_program_that_exists_but_cannot_run_says_why(tmp_path: Path) -> None:
+    (tmp_path / "t.spot").write_text(TERMS)
+    script = tmp_path / "train.sh"
+    script.write_text("#!/bin/sh\n")  # not executable
+    for command, why in (
+        (str(script), "it is not executable"),
+        (str(tmp_path), "it is a folder"),
+        ("./no-such-script.sh", "no such program"),
+    ):
+        result = run("rehearse", tmp_path / "t.spot", "--command", command)
+        no_traceback(result)
+        assert result.exit_code == 2, result.output
+        assert f"error[E701]: cannot start `{command}`: {why}" in result.output
+    result = run("rehearse", tmp_path / "t.spot", "--command", str(script))
+    assert f"chmod +x {script}" in result.output
+
+
+def test_help_lists_every_exit_code() -> None:
+    result = run("rehearse", "--help")
+    assert result.exit_code == 0
+    said = " ".join(result.output.split())
+    for code in ("0 every budget met", "1 a budget not met", "2 bad input", "3 internal error"):
+        assert code in said
+    assert "130 interrupted (Ctrl-C, SIGTERM or SIGHUP" in said
 
 
 def test_a_command_that_fails_to_exec_is_e701(tmp_path: Path) -> None:
@@ -231,6 +336,37 @@ def test_a_draft_that_cannot_price_the_allocation_fails_before_the_job_starts(
     no_traceback(result)
     assert result.exit_code == 2
     assert "error[E401]" in result.output
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "fragment"),
+    [
+        (
+            ["--interrupts", "1000", "--notice", "365d", "--replacement-wait", "365d"],
+            "plans 1,000 interrupts, whose notice leads and replacement waits would be recorded "
+            "over 730,000.0 days: a trace of it holds at most",
+        ),
+        (
+            ["--gpus", "10000000", "--notice", "11 days"],
+            # 2⁶³ − 1 GPU-µs / 10⁷ GPUs = 922,337,203,685 µs = 10.675 days
+            "plans 1 interrupt, whose notice leads and replacement waits would be recorded over "
+            "11.0 days: a trace of it holds at most 10.7 days (one run of 10,000,000 GPUs may "
+            "hold at most 2,562,047,788 GPU-hours)",
+        ),
+    ],
+)
+def test_a_rehearsal_its_trace_cannot_hold_fails_before_the_job_starts(
+    tmp_path: Path, flags: list[str], fragment: str
+) -> None:
+    marker = tmp_path / "started"
+    (tmp_path / "t.spot").write_text(TERMS)
+    command = f"{sys.executable} -c 'open({str(marker)!r}, \"w\")'"
+    result = run("rehearse", tmp_path / "t.spot", "--command", command, *flags)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert "error[E705]" in result.output
+    assert fragment in " ".join(result.output.split())
     assert not marker.exists()
 
 
@@ -316,6 +452,44 @@ def test_steps_without_a_total_cannot_place_the_interrupts(tmp_path: Path) -> No
     assert "1 of 1 came" in ok.output  # `--steps 2` put the interrupt (50%) at step 1
 
 
+def test_no_run_id_or_contract_name_writes_outside_its_folder(tmp_path: Path) -> None:
+    # the run ID names the job's files in the work folder, and a contract its trace: `/`
+    # and `..` cannot take them elsewhere, and a long name is cut short, not refused late
+    long = "n" * 300
+    (tmp_path / "t.spot").write_text(TERMS.replace('"c"', f'"{long}"'))
+    body = "say('total 2')\nsay('step 1')\nsay('step 2')\nsay('accepted')\n"
+    work, traces = tmp_path / "work", tmp_path / "traces"
+    result = run(
+        "rehearse",
+        tmp_path / "t.spot",
+        "--command",
+        shlex.join(job(tmp_path, body)),
+        "--run-id",
+        "../../escaped/x",
+        "--interrupts",
+        "0",
+        "--workdir",
+        work,
+        "--trace-out",
+        traces,
+        "--format",
+        "json",
+    )
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rehearsals"][0]["run_id"] == "../../escaped/x"
+    assert not (tmp_path / "escaped").exists()
+    assert (work / "rehearsal-1" / ".._.._escaped_x-a1.out").is_file()
+    assert [p.name for p in traces.iterdir()] == ["n" * 100 + ".parquet"]
+
+
+def test_a_nul_in_the_run_id_or_the_command_is_refused() -> None:
+    with pytest.raises(ContractlangError, match="must not hold a NUL"):
+        RehearsalSettings(("true",), "true", run_id="a\0b")
+    with pytest.raises(ContractlangError, match="must not hold a NUL"):
+        RehearsalSettings(("echo", "a\0b"), "echo")
+
+
 def test_malformed_lines_and_a_wrong_restore_are_warnings_not_errors(tmp_path: Path) -> None:
     body = (
         "say('total 2')\nsay('step one')\nsay('restored 5')\nsay('dance')\n"
@@ -340,6 +514,7 @@ def test_every_rehearsal_code_is_registered() -> None:
         "E702",
         "E703",
         "E704",
+        "E705",
         "W701",
         "W702",
         "W703",
@@ -375,12 +550,21 @@ def test_the_terminal_report_fits_80_columns_and_says_what_happened(tmp_path: Pa
         "100",
         "--replacement-wait",
         "1 min",
+        "--ledger",
+        tmp_path / "ledger.csv",
+        "--trace-out",
+        tmp_path / "traces",
     )
     no_traceback(result)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert max(len(x) for x in lines) <= 80
-    text = "\n".join(x.rstrip() for x in lines)
+    assert [x for x in lines if x != x.rstrip()] == []  # no line padded with blanks
+    text = "\n".join(lines)
+    # the closing hints name only the flags not given
+    assert lines[-1] == "per-run figures: --runs PATH · data: --format json"
+    assert "--ledger PATH" not in text
+    assert "--trace-out DIR" not in text
     for said in (
         "notice 30 s by SIGTERM (the draft's promise); replacement wait 1 min (set by",
         "time scale 100: notice leads and waits ran 100× faster than recorded",
@@ -392,6 +576,130 @@ def test_the_terminal_report_fits_80_columns_and_says_what_happened(tmp_path: Pa
         "net billed",
     ):
         assert said in text, said
+
+
+@pytest.mark.parametrize("flag", ["--trace-out", "--workdir"])
+@pytest.mark.parametrize(
+    ("folder", "reason"),
+    [("/sys/contractlang-x", "operation not permitted"), ("/proc/x", "no such file")],
+)
+def test_an_output_folder_that_cannot_be_made_is_e501(
+    tmp_path: Path, flag: str, folder: str, reason: str
+) -> None:
+    if not Path(folder).parent.is_dir() or sys.platform != "linux":
+        pytest.skip("needs Linux's /sys and /proc")
+    marker = tmp_path / "started"
+    (tmp_path / "t.spot").write_text(TERMS)
+    command = f"{sys.executable} -c 'open({str(marker)!r}, \"w\")'"
+    result = run("rehearse", tmp_path / "t.spot", "--command", command, flag, folder)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert f"error[E501]: cannot write `{folder}`: {reason}" in result.output
+    assert not marker.exists()
+
+
+def test_nothing_is_made_before_every_flag_is_checked(tmp_path: Path) -> None:
+    (tmp_path / "t.spot").write_text(TERMS)
+    out, work = tmp_path / "leftover", tmp_path / "work"
+    folders = ["--trace-out", out, "--workdir", work]
+    result = run("rehearse", tmp_path / "t.spot", "--mock", *folders, "--time-scale", "0")
+    assert result.exit_code == 2
+    assert not out.exists()
+    assert not work.exists()
+    # nor when a draft cannot price the allocation (found before any job starts)
+    aws = ROOT / "rulesets" / "aws-ec2-spot-linux.spot"
+    result = run("rehearse", aws, "--mock", *folders, "--capacity", "on_demand", "--sku", "B200")
+    assert "error[E401]" in result.output
+    assert not out.exists()
+    assert not work.exists()
+
+
+def test_a_rehearsal_that_fails_leaves_no_empty_trace_folder(tmp_path: Path) -> None:
+    # the job breaks the protocol (E704) after the folders were made: the empty --trace-out
+    # goes again; the work folder, which holds what the job left, stays
+    (tmp_path / "t.spot").write_text(TERMS)
+    argv = job(tmp_path, "say('step 1')\ntime.sleep(30)\n")
+    out, work = tmp_path / "traces", tmp_path / "work"
+    result = run(
+        "rehearse",
+        tmp_path / "t.spot",
+        "--command",
+        shlex.join(argv),
+        "--trace-out",
+        out,
+        "--workdir",
+        work,
+    )
+    assert "error[E704]" in result.output
+    assert not out.exists()
+    assert (work / "rehearsal-1" / "rehearsal-a1.out").is_file()
+
+
+@pytest.mark.parametrize(
+    ("flags", "fragment"),
+    [
+        (
+            ["--trace-out", "x", "--workdir", "x"],
+            "`--workdir x` is the same folder as `--trace-out x`",
+        ),
+        (["--trace-out", "./x/", "--workdir", "x"], "is the same folder as `--trace-out x`"),
+        (["--trace-out", "w/t", "--workdir", "w"], "`--trace-out w/t` is inside `--workdir w`"),
+        (["--ledger", "w/l.csv", "--workdir", "w"], "`--ledger w/l.csv` is inside `--workdir w`"),
+        (["--trace-out", "t.spot"], "`--trace-out t.spot` is a file, not a folder"),
+        (["--workdir", "t.spot"], "`--workdir t.spot` is a file, not a folder"),
+        (["--workdir", "full"], "`--workdir full` must be a new or empty folder"),
+        (["--trace-out", "no/such/dir"], "`--trace-out no/such/dir`: the folder `no/such` does"),
+    ],
+)
+def test_output_folders_are_planned_with_every_other_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], fragment: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.spot").write_text(TERMS)
+    (tmp_path / "w").mkdir()  # an empty work folder, allowed
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "old.pt").write_text("")
+    result = run("rehearse", "t.spot", "--mock", *flags)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert "error[E502]" in result.output
+    assert fragment in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "t.spot", "w"]
+
+
+def test_a_workdir_given_in_python_is_checked_too(tmp_path: Path) -> None:
+    (tmp_path / "old.pt").write_text("")
+    settings = RehearsalSettings(("true",), "true", workdir=tmp_path)
+    with pytest.raises(ContractlangError, match="must be a new or empty folder"):
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
+
+
+def test_planned_folders_are_made_together_or_not_at_all(tmp_path: Path) -> None:
+    if not Path("/proc").is_dir():
+        pytest.skip("needs /proc")
+    outputs = Outputs()
+    outputs.add_folder(tmp_path / "a", "--trace-out")
+    outputs.add(tmp_path / "a" / "c.parquet", "--trace-out", (".parquet",))
+    outputs.add_folder(Path("/proc/contractlang-x"), "--workdir", own=True)
+    assert not (tmp_path / "a").exists()  # planning makes nothing
+    with pytest.raises(ContractlangError) as exc:
+        outputs.make_folders()
+    assert exc.value.diagnostics[0].code == "E501"
+    assert not (tmp_path / "a").exists()  # the one made first is gone again
+
+
+def test_a_temporary_folder_that_cannot_be_made_is_e501(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    settings = RehearsalSettings(("true",), "true", interrupts=())
+    with pytest.raises(ContractlangError) as exc:
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    (d,) = exc.value.diagnostics
+    assert d.code == "E501"
+    assert d.message == f"cannot write `{tmp_path / 'gone'}`: no such file or directory"
+    assert d.help is not None
+    assert "TMPDIR" in d.help
 
 
 def test_trace_out_files_are_outputs_like_any_other(tmp_path: Path) -> None:

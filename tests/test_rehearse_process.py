@@ -15,21 +15,25 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from contractlang.errors import ContractlangError
 from contractlang.pipeline.language import terms_from_text
-from contractlang.rehearse import RehearsalReport, RehearsalSettings, process, rehearse
+from contractlang.rehearse import RehearsalReport, RehearsalSettings, process, rehearse, scheduler
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: A job: ``python job.py MODE PIDS``. MODE holds words: `ignore` (SIGTERM ignored), `hang`
-#: (in its first allocation, stops reporting after step 5 and sleeps), `child` (starts a
-#: `sleep 60` in its group), `exit0` / `exit3` (ends with that status after step 3),
-#: `events` (reports through $CONTRACTLANG_EVENTS instead of stdout).
+#: A job: ``python job.py MODE PIDS``. MODE holds words: `ignore` (SIGTERM ignored, once
+#: noted in ``PIDS.noticed``), `hang` (in its first allocation, stops reporting after step 5
+#: and sleeps), `child` (starts a `sleep 60` in its group), `exit0` / `exit3` (ends with that
+#: status after step 3), `events` (reports through $CONTRACTLANG_EVENTS instead of stdout),
+#: `stop` (on SIGTERM, exits with status 0 after its next step, before its total), `linger`
+#: (SIGTERM held back until it has reported its verdict, then it sleeps: SIGTERM kills it).
 JOB = """
 import hashlib, json, os, signal, subprocess, sys, time
 mode, pids = sys.argv[1], sys.argv[2]
@@ -40,8 +44,14 @@ def note(pid):
 note(os.getpid())
 if "child" in mode:
     note(subprocess.Popen(["sleep", "60"]).pid)
-if "ignore" in mode:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+noticed = []
+def on_term(*_):
+    noticed.append(1)
+    open(pids + ".noticed", "a").close()
+if "ignore" in mode or "stop" in mode:
+    signal.signal(signal.SIGTERM, on_term)
+if "linger" in mode:  # the notice waits until the verdict is out
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 def say(word, *rest, **fields):
     if "events" in mode:
         with open(os.environ["CONTRACTLANG_EVENTS"], "a") as f:
@@ -67,7 +77,12 @@ for i in range(1, 11):
         sys.exit(3)
     if i == 5 and "hang" in mode and first:
         time.sleep(60)
+    if noticed and "stop" in mode:
+        sys.exit(0)
 say("accepted")
+if "linger" in mode and first:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    time.sleep(60)
 """
 
 TERMS = """
@@ -149,6 +164,39 @@ def test_a_job_that_ignores_the_notice_is_reclaimed_at_the_deadline(tmp_path: Pa
     assert all(group_gone(p) for p in (pids[0], pids[2]))
 
 
+def test_a_job_that_stops_early_on_the_notice_is_reclaimed_at_the_deadline(
+    tmp_path: Path,
+) -> None:
+    # the job exits with status 0 at step 6 of 10, on the notice (at 5): not finished, so the
+    # capacity stays the provider's until the deadline, and the next allocation goes on
+    report, _pids, took = run_job(tmp_path, "stop")
+    assert ends(report) == ["reclaimed", "released"]
+    (r,) = report.rehearsals
+    a1 = r.record.allocations[0]
+    assert a1.notice_us is not None
+    assert a1.end_us - a1.notice_us == 1_000_000  # the promised second, exactly
+    assert a1.returncode == 0
+    assert took >= 1.0  # the scheduler waited out the lead after the job had gone
+    assert r.record.result == "accepted"
+
+
+def test_a_job_reclaimed_after_reporting_its_verdict_is_not_started_again(
+    tmp_path: Path,
+) -> None:
+    # the notice (at 100%: step 10) kills the job while it lingers after `accepted`: the
+    # allocation is reclaimed at the deadline, and the run, which has its result, is over
+    report, _, _ = run_job(tmp_path, "linger", at=(Fraction(1),))
+    assert ends(report) == ["reclaimed"]
+    (r,) = report.rehearsals
+    (a1,) = r.record.allocations
+    assert a1.returncode == -signal.SIGTERM
+    assert a1.notice_us is not None
+    assert a1.end_us - a1.notice_us == 1_000_000
+    assert r.record.result == "accepted"
+    assert r.trace.filter(pl.col("event") == "accepted").height == 1
+    assert codes(report) == []
+
+
 def test_a_job_that_exits_early_ends_its_allocation_as_released(tmp_path: Path) -> None:
     report, pids, _ = run_job(tmp_path, "exit0 child", at=(Fraction(9, 10),))
     assert ends(report) == ["released"]
@@ -199,43 +247,99 @@ def test_a_job_may_report_through_the_events_file(tmp_path: Path) -> None:
     assert "line 7 of its events file: `{not json` was ignored: not JSON" in malformed[0].message
 
 
-def test_no_process_outlives_rehearse_when_it_is_stopped(tmp_path: Path) -> None:
-    argv, pids = job(tmp_path, "ignore hang child")
-    (tmp_path / "t.spot").write_text(TERMS.replace("1 second", "1 hour"))
+def rehearse_in_the_background(tmp: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """`contractlang rehearse` in a process of its own, rehearsing a job that takes the
+    notice (an hour's lead), ignores it and hangs, with a `sleep` in its group; returned once
+    the notice has reached the job."""
+    argv, pids = job(tmp, "ignore hang child")
+    (tmp / "t.spot").write_text(TERMS.replace("1 second", "1 hour"))
+    command = [sys.executable, "-m", "contractlang", "rehearse", str(tmp / "t.spot")]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "contractlang",
-            "rehearse",
-            str(tmp_path / "t.spot"),
-            "--command",
-            shlex.join(argv),
-        ],
+        [*command, "--command", shlex.join(argv)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    noticed = Path(f"{pids}.noticed")  # the job's SIGTERM handler makes it
+    deadline = time.monotonic() + 60
+    while not noticed.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return proc, pids
+
+
+@contextlib.contextmanager
+def nothing_left(proc: subprocess.Popen[bytes], pids: Path) -> Iterator[None]:
+    """Whatever happens in the block, leave nothing running (the test may have failed)."""
     try:
-        deadline = time.monotonic() + 20
-        while len(pids_of(pids)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)  # the job is past its notice now, waiting out an hour's lead
-        assert len(pids_of(pids)) == 2
-        assert running(pids_of(pids)[0])  # (its `sleep` took the notice's SIGTERM and died)
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=20)
-    finally:  # if anything above failed, leave nothing running
+        yield
+    finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
-            for pid in pids_of(pids)[:1]:  # the job's group (rehearse was killed outright)
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pid, signal.SIGKILL)
+        proc.communicate()
+        for pid in pids_of(pids)[:1]:  # the job's group
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+
+
+def test_no_process_outlives_rehearse_when_it_is_stopped(tmp_path: Path) -> None:
+    proc, pids = rehearse_in_the_background(tmp_path)
+    with nothing_left(proc, pids):
+        assert Path(f"{pids}.noticed").exists(), proc.stderr and proc.stderr.read()
+        assert len(pids_of(pids)) == 2
+        assert running(pids_of(pids)[0])  # waiting out an hour's lead; its `sleep` died of it
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=20)
     assert proc.returncode == 130
     assert b"rehearsal interrupted" in stderr
     assert [p for p in pids_of(pids) if running(p)] == []
     assert group_gone(pids_of(pids)[0])
+
+
+def test_no_process_outlives_rehearse_when_it_is_killed(tmp_path: Path) -> None:
+    # SIGKILL cannot be caught: the reaper, a process of its own, sees rehearse go (the end
+    # of its input) and kills the job's group, which would otherwise hang on for an hour
+    proc, pids = rehearse_in_the_background(tmp_path)
+    with nothing_left(proc, pids):
+        assert Path(f"{pids}.noticed").exists(), proc.stderr and proc.stderr.read()
+        job_pid = pids_of(pids)[0]
+        assert running(job_pid)
+        proc.kill()
+        proc.communicate(timeout=20)
+        assert group_gone(job_pid)
+    assert proc.returncode == -signal.SIGKILL
+    assert [p for p in pids_of(pids) if running(p)] == []
+
+
+def test_a_rehearsal_that_outgrows_its_trace_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a trace holds at most so much recorded time (before 2200; GPU-time within 64 bits):
+    # here, pretending it is 1 s, a job that hangs is stopped there, its group with it
+    monkeypatch.setattr(scheduler, "recorded_limit", lambda *_: (1_000_000, "a test's limit"))
+    argv, pids = job(tmp_path, "ignore hang child")
+    settings = RehearsalSettings(argv, "job", interrupts=())
+    with pytest.raises(ContractlangError) as exc:
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    (d,) = exc.value.diagnostics
+    assert (d.code, d.message) == (
+        "E705",
+        "the rehearsal was stopped at 1.0 s of recorded time: a trace of it holds at most "
+        "1.0 s (a test's limit)",
+    )
+    assert len(pids_of(pids)) == 2
+    assert group_gone(pids_of(pids)[0])  # SIGKILL went to the group on the way out
+    # and a replacement wait that would start the next allocation past it (20 s) is refused
+    monkeypatch.setattr(scheduler, "recorded_limit", lambda *_: (20_000_000, "a test's limit"))
+    argv, _ = job(tmp_path, "child")
+    settings = RehearsalSettings(argv, "job", replacement_wait_us=3_600_000_000)
+    with pytest.raises(
+        ContractlangError, match=r"the next allocation would start at 3,6\d\d\.\d s"
+    ):
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    # as is a notice whose reclaim would be recorded past it: it is not even sent
+    settings = RehearsalSettings(argv, "job", notice_us=3_600_000_000)
+    with pytest.raises(ContractlangError, match=r"reclaim of `rehearsal-a1` would be recorded"):
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
 
 
 def test_a_process_that_leaves_the_group_is_reported(

@@ -92,14 +92,12 @@ def test_the_trace_folder_may_not_be_an_output_file(files: Path) -> None:
     out = files / "x.parquet"
     result = simulate(files, "--runs", out, "--trace-out", out)
     assert result.exit_code == 2
-    assert f"`--runs {out}` is the same file as `--trace-out {out}`" in result.stderr
+    assert f"`--runs {out}` is the same path as `--trace-out {out}`" in result.stderr
     assert not out.exists()
     (files / "file").write_text("")
     result = simulate(files, "--trace-out", files / "file")
     assert result.exit_code == 2
-    assert f"`--trace-out {files / 'file'}`: `{files / 'file'}` is a file, not a folder" in (
-        result.stderr
-    )
+    assert f"`--trace-out {files / 'file'}` is a file, not a folder" in result.stderr
     result = simulate(files, "--trace-out", files / "no" / "such")
     assert result.exit_code == 2
     assert f"the folder `{files / 'no'}` does not exist" in result.stderr

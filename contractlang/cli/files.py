@@ -2,7 +2,10 @@
 
 - :class:`Outputs` checks every output path before a command starts: a known extension, in a
   folder that exists, and never an input or another output (paths compared resolved, so a
-  symlink or a second spelling of a file counts as the file): ``E502``, exit 2.
+  symlink or a second spelling of a file counts as the file): ``E502``, exit 2. Output
+  folders (``--trace-out DIR``) are planned the same way and made only once every input and
+  flag has been checked (:meth:`Outputs.make_folders`; a folder that cannot be made is
+  ``E501``); files may be planned inside them.
 - :func:`write_file` writes to a temporary file beside the final target and renames it into
   place, so a failed or interrupted write never leaves a half-written file or replaces a good
   one. A symlink is written through to its target (the link stays); a target that is not a
@@ -17,6 +20,7 @@ polars, so ``fmt`` starts fast.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
@@ -25,6 +29,7 @@ from pathlib import Path
 
 from contractlang.cli.common import os_reason, write_error
 from contractlang.cli.inputs import usage_error
+from contractlang.errors import ContractlangError
 
 TABLE_SUFFIXES = (".parquet", ".csv")
 TRACE_SUFFIXES = (".parquet", ".pq", ".csv", ".ndjson", ".jsonl")
@@ -55,30 +60,13 @@ class Outputs:
 
     def __init__(self, inputs: Iterable[Path | str] = ()) -> None:
         self._taken: dict[tuple[str, ...], str] = {}
-        self._folders: set[str] = set()  # folders the command will make (`add_folder`)
         for p in inputs:
             self._taken.setdefault(_identity(Path(p)), f"the input `{p}`")
-
-    def add_folder(self, path: Path | None, flag: str) -> None:
-        """Check a folder the command writes files into, made when missing: never a file, in
-        a folder that exists, and not a file the command reads or writes. Files in it are
-        then checked by :meth:`add` as any other (``None``: the option was not given)."""
-        if path is None:
-            return
-        if path.exists() and not path.is_dir():
-            raise usage_error(f"`{flag} {path}`: `{path}` is a file, not a folder")
-        if not path.parent.exists():
-            raise usage_error(f"`{flag} {path}`: the folder `{path.parent}` does not exist")
-        if not path.parent.is_dir():
-            raise usage_error(f"`{flag} {path}`: `{path.parent}` is a file, not a folder")
-        key = _identity(path)
-        if key in self._taken:
-            raise usage_error(
-                f"`{flag} {path}` is the same path as {self._taken[key]}",
-                help="give each output a path of its own",
-            )
-        self._taken[key] = f"`{flag} {path}`"
-        self._folders.add(os.path.realpath(path))
+        self._planned: dict[str, str] = {}  # every output's real path → how it was named
+        self._kinds: dict[tuple[str, ...], str] = {}  # each output's identity → file or folder
+        self._own: dict[str, str] = {}  # folders only the command itself writes into
+        self._to_make: list[Path] = []  # planned folders that do not exist yet
+        self._made: list[Path] = []
 
     def add(self, path: Path | None, flag: str, suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> None:
         """Check one output path (``None``: the option was not given)."""
@@ -87,27 +75,104 @@ class Outputs:
         if path.suffix.lower() not in suffixes:
             kinds = ", ".join(f"`{x}`" for x in suffixes[:-1]) + f" or `{suffixes[-1]}`"
             raise usage_error(f"`{flag} {path}`: the file must end in {kinds}")
-        parent = path.parent
-        planned = os.path.realpath(parent) in self._folders
-        if not parent.exists() and not planned:
-            raise usage_error(f"`{flag} {path}`: the folder `{parent}` does not exist")
-        if not parent.is_dir() and not planned:
-            raise usage_error(f"`{flag} {path}`: `{parent}` is a file, not a folder")
+        self._check_parent(path, flag)
         if path.is_dir():
             raise usage_error(f"`{flag} {path}`: `{path}` is a folder")
+        self._take(path, flag, "file")
+
+    def add_folder(self, path: Path | None, flag: str, *, own: bool = False) -> None:
+        """Check one output folder (``None``: the option was not given): an existing folder,
+        or one to make in a folder that exists (or is planned); never a file, an input or
+        another output. An ``own`` folder is the command's alone: new or empty, and no
+        other output may be planned inside it."""
+        if path is None:
+            return
+        if path.exists() and not path.is_dir():
+            raise usage_error(f"`{flag} {path}` is a file, not a folder")
+        if own and path.is_dir() and any(path.iterdir()):
+            raise usage_error(
+                f"`{flag} {path}` must be a new or empty folder",
+                help="give a folder that does not exist yet; it is made for this command",
+            )
+        if not path.exists():
+            self._check_parent(path, flag)
+        self._take(path, flag, "folder")
+        real = os.path.realpath(path)
+        if own:
+            inside = [shown for p, shown in self._planned.items() if p != real and _within(p, real)]
+            if inside:
+                raise _inside(inside[0], f"`{flag} {path}`")
+            self._own[real] = f"`{flag} {path}`"
+        if not path.exists():
+            self._to_make.append(path)
+
+    def make_folders(self) -> None:
+        """Make the planned folders that do not exist yet, parents first: call it once
+        every input and flag has been checked. A folder that cannot be made is ``E501``
+        (the ones made before it are removed again)."""
+        for path in self._to_make:
+            try:
+                path.mkdir()
+            except FileExistsError:
+                if not path.is_dir():
+                    self.remove_empty_folders()
+                    raise write_error(path, "a file of that name appeared") from None
+            except OSError as exc:
+                self.remove_empty_folders()
+                raise write_error(path, os_reason(exc)) from None
+            else:
+                self._made.append(path)
+        self._to_make = []
+
+    def remove_empty_folders(self) -> None:
+        """Remove the folders :meth:`make_folders` made that are still empty (a command that
+        failed leaves nothing behind it made for nothing)."""
+        for path in reversed(self._made):
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        self._made = []
+
+    def _check_parent(self, path: Path, flag: str) -> None:
+        parent = path.parent
+        if os.path.realpath(parent) in (os.path.realpath(p) for p in self._to_make):
+            return  # a folder planned before: made first
+        if not parent.exists():
+            raise usage_error(f"`{flag} {path}`: the folder `{parent}` does not exist")
+        if not parent.is_dir():
+            raise usage_error(f"`{flag} {path}`: `{parent}` is a file, not a folder")
+
+    def _take(self, path: Path, flag: str, kind: str) -> None:
         key = _identity(path)
         if key in self._taken:
             other = self._taken[key]
             if other.startswith("the input"):
                 raise usage_error(
                     f"`{flag} {path}` would overwrite {other}",
-                    help="write the output to a file of its own",
+                    help=f"write the output to a {kind} of its own",
                 )
+            same = kind if self._kinds.get(key) == kind else "path"  # a file and a folder
             raise usage_error(
-                f"`{flag} {path}` is the same file as {other}",
-                help="give each output a file of its own",
+                f"`{flag} {path}` is the same {same} as {other}",
+                help=f"give each output a {same} of its own",
             )
+        real = os.path.realpath(path)
+        for folder, shown in self._own.items():
+            if _within(real, folder):
+                raise _inside(f"`{flag} {path}`", shown)
         self._taken[key] = f"`{flag} {path}`"
+        self._kinds[key] = kind
+        self._planned[real] = f"`{flag} {path}`"
+
+
+def _within(path: str, folder: str) -> bool:
+    return Path(path).is_relative_to(folder)
+
+
+def _inside(output: str, folder: str) -> ContractlangError:
+    return usage_error(
+        f"{output} is inside {folder}, which holds only the command's own files",
+        help="write the output somewhere else",
+    )
 
 
 def write_file(

@@ -3,7 +3,6 @@ provider would, and bill what happened under each draft (docs/rehearse.md)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -25,6 +24,7 @@ from contractlang.errors import ExitCode
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
 from contractlang.rehearse import AllocationSpec, RehearsalReport, RehearsalSettings, rehearse
+from contractlang.rehearse.allocation import safe_name
 from contractlang.rehearse.settings import (
     command_from_text,
     evenly,
@@ -47,26 +47,26 @@ def exit_code(report: RehearsalReport) -> ExitCode:
 
 
 def trace_file(folder: Path, contract: str) -> Path:
-    """``DIR/<contract>.parquet``; characters a file name should not hold become ``_``.
+    """``DIR/<contract>.parquet``; characters a file name should not hold become ``_``, and
+    a long name is cut short.
 
     >>> trace_file(Path("out"), "northwind v3/b").as_posix()
     'out/northwind_v3_b.parquet'
     """
-    return folder / (re.sub(r"[^A-Za-z0-9._-]", "_", contract) + ".parquet")
+    return folder / (safe_name(contract) + ".parquet")
 
 
-def _plan_trace_out(folder: Path | None, terms: Terms, outputs: Outputs) -> None:
-    """``DIR/<contract>.parquet`` for every draft, checked like every other output (the
-    folder is made here when its parent exists)."""
-    if folder is None:
-        return
-    if folder.exists() and not folder.is_dir():
-        raise usage_error(f"`--trace-out {folder}` is a file, not a folder")
-    if not folder.exists() and not folder.parent.is_dir():
-        raise usage_error(f"`--trace-out {folder}`: the folder `{folder.parent}` does not exist")
-    folder.mkdir(exist_ok=True)
-    for c in terms.contracts:
-        outputs.add(trace_file(folder, c.name), "--trace-out", TRACE_SUFFIXES)
+def plan_outputs(
+    outputs: Outputs, terms: Terms, trace_out: Path | None, workdir: Path | None
+) -> None:
+    """Every output of a rehearsal, checked before anything runs or is made: the
+    ``--trace-out`` folder and its ``DIR/<contract>.parquet`` for every draft, and the
+    ``--workdir`` folder (the rehearsal's own: new or empty, no other output inside it)."""
+    outputs.add_folder(trace_out, "--trace-out")
+    outputs.add_folder(workdir, "--workdir", own=True)
+    if trace_out is not None:
+        for c in terms.contracts:
+            outputs.add(trace_file(trace_out, c.name), "--trace-out", TRACE_SUFFIXES)
 
 
 def _command(command: str | None, mock: bool) -> tuple[tuple[str, ...], str]:
@@ -160,7 +160,8 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 every budget met (or none given), 1 a budget not met, 2 bad input (a
         flag, the terms, a command that cannot start, a checkpoint outside the checkpoint
-        directory), 3 internal error.
+        directory), 3 internal error, 130 interrupted (Ctrl-C, SIGTERM or SIGHUP; the job's
+        processes are stopped).
         """
         for t in terms:
             if t.suffix != ".spot":
@@ -172,11 +173,15 @@ def register(app: typer.Typer) -> None:
         outputs.add(ledger, "--ledger")
         outputs.add(runs, "--runs")
         checked = load_terms(terms)
-        _plan_trace_out(trace_out, checked, outputs)
+        plan_outputs(outputs, checked, trace_out, workdir)
         settings = RehearsalSettings(
             command=argv,
             shown_command=shown,
-            interrupts=parse_progress(at) if at is not None else evenly(interrupts or 1),
+            interrupts=(
+                parse_progress(at)
+                if at is not None
+                else evenly(1 if interrupts is None else interrupts)
+            ),
             notice_us=parse_duration(notice, "--notice") if notice is not None else None,
             replacement_wait_us=(
                 parse_duration(replacement_wait, "--replacement-wait")
@@ -192,10 +197,14 @@ def register(app: typer.Typer) -> None:
         )
         try:
             with progress_status() as step:
-                report = rehearse(checked, settings, progress=step)
+                report = rehearse(checked, settings, progress=step, ready=outputs.make_folders)
         except KeyboardInterrupt:
+            outputs.remove_empty_folders()
             err.print("rehearsal interrupted: the job's processes were stopped", markup=False)
             raise typer.Exit(INTERRUPTED) from None
+        except BaseException:
+            outputs.remove_empty_folders()
+            raise
         _write(report, ledger, runs, trace_out)
         warnings = [
             *report.warnings,
@@ -206,7 +215,12 @@ def register(app: typer.Typer) -> None:
             write_stdout(render_json(report))
         else:
             print_diagnostics(warnings, report.sources, OutputFormat.text)
-            render_rehearsal(report, out)
+            given = [
+                f
+                for f, v in (("--trace-out", trace_out), ("--ledger", ledger), ("--runs", runs))
+                if v
+            ]
+            render_rehearsal(report, out, given)
         exit_with(exit_code(report))
 
 

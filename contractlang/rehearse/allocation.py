@@ -5,20 +5,24 @@ The allocation ends in one of three ways:
 
 - **reclaimed** — a planned interrupt came: the notice signal goes to the job's process group
   and ``SIGKILL`` follows after the notice lead (at once when the lead is 0). The end is
-  recorded at the notice + the lead exactly, even if the job exited before the deadline: after
-  a notice the capacity is the provider's to take back, and the job ending does not give it
-  back sooner.
-- **released** — the job's first process exited with status 0 and no notice was pending.
+  recorded at the notice + the lead exactly, even if the job exited before the deadline without
+  having finished: after a notice the capacity is the provider's to take back, and a job that
+  stops early (to save, say, or killed by the notice) does not give it back sooner.
+- **released** — the job's first process exited with status 0 and no notice was pending, or
+  it did so during a notice lead having finished its work (it reported its verdict, or its
+  last step): the run is over, so its capacity is given back at the exit, before the reclaim.
 - **failed** — it exited with another status (or was killed by a signal rehearse did not
-  send).
+  send) with no notice pending.
 
-Whatever is left of the group is killed when the allocation ends. Lines read after the end
-(written before it, read late) are recorded at the end.
+Whatever is left of the group is killed when the allocation ends, or when the job's first
+process exits during a notice lead. Lines read after the end (written before it, read late)
+are recorded at the end; lines read after an exit during a notice, at the exit.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +31,7 @@ from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.rehearse import checkpoints
 from contractlang.rehearse.clock import Clock
-from contractlang.rehearse.process import Closed, Exited, Item, Job, Line, exit_words
+from contractlang.rehearse.process import Closed, Exited, Item, Job, Line, Reaper, exit_words
 from contractlang.rehearse.protocol import (
     Checkpoint,
     Malformed,
@@ -40,7 +44,7 @@ from contractlang.rehearse.protocol import (
     parse_line,
 )
 from contractlang.rehearse.record import AllocationRecord, EndReason, RecordedEvent
-from contractlang.rehearse.state import FILE, PendingCheckpoint, RunState
+from contractlang.rehearse.state import FILE, PendingCheckpoint, RunState, days, too_long
 
 POLL = 0.2  # seconds between looks at the clock while nothing is read
 
@@ -55,11 +59,19 @@ class AllocationRun:
     """The life of one allocation (see the module's docstring)."""
 
     def __init__(
-        self, state: RunState, clock: Clock, alloc_id: str, attempt: int, workdir: Path
+        self,
+        state: RunState,
+        clock: Clock,
+        alloc_id: str,
+        attempt: int,
+        workdir: Path,
+        reaper: Reaper | None = None,
     ) -> None:
         self.state, self.clock = state, clock
         self.alloc_id, self.attempt = alloc_id, attempt
         self.workdir = workdir
+        self.reaper = reaper
+        self.stem = file_stem(state.settings.run_id, attempt)
         self.lead_us = 0
         self.notice_us: int | None = None
         self.deadline_ns: int | None = None
@@ -69,6 +81,8 @@ class AllocationRun:
         self.first_step: int | None = None
         self.restored: int | None = None
         self.steps = 0
+        self.verdict = False  # the job reported `accepted` or `rejected` in this allocation
+        self.exit: Exited | None = None  # the job's first process exited during the notice
 
     def run(self, requested_us: int, start_us: int, lead_us: int) -> AllocationRecord:
         s = self.state
@@ -80,12 +94,16 @@ class AllocationRun:
             "CONTRACTLANG_RUN_ID": s.settings.run_id,
             "CONTRACTLANG_ALLOC_ID": self.alloc_id,
             "CONTRACTLANG_CHECKPOINT_DIR": str(s.checkpoint_dir),
-            "CONTRACTLANG_EVENTS": str(self.workdir / f"{self.alloc_id}.events.ndjson"),
+            "CONTRACTLANG_EVENTS": str(self.workdir / f"{self.stem}.events.ndjson"),
             "PYTHONUNBUFFERED": "1",
         }
         self.clock.resume(time.monotonic_ns(), start_us)
         job = Job.start(
-            s.settings.command, env, self.workdir / self.alloc_id, Path(env["CONTRACTLANG_EVENTS"])
+            s.settings.command,
+            env,
+            self.workdir / self.stem,
+            Path(env["CONTRACTLANG_EVENTS"]),
+            self.reaper,
         )
         try:
             self._loop(job)
@@ -96,6 +114,8 @@ class AllocationRun:
         rest, alive, held = job.close()
         for item in rest:
             self._handle(item)
+        if self.ending is None:  # the job exited during the notice: its output is all read
+            self.ending = self._after_exit_in_notice()
         ending = self.ending
         assert ending is not None
         self._verify()
@@ -114,7 +134,7 @@ class AllocationRun:
         code = job.exited.returncode if job.exited else None
         if ending.reason == "failed":
             kept = s.settings.workdir is not None
-            where = f"`{self.alloc_id}.err` in the work directory" if kept else None
+            where = f"`{self.stem}.err` in the work directory" if kept else None
             s.warn(
                 "W704", self._failure(code), help=f"its standard error: {where}" if kept else None
             )
@@ -139,22 +159,49 @@ class AllocationRun:
     # ------------------------------------------------------------------ the loop
 
     def _loop(self, job: Job) -> None:
-        while self.ending is None:
+        while self.ending is None and self.exit is None:
             timeout = POLL
             if self.deadline_ns is not None:
                 timeout = max(self.deadline_ns - time.monotonic_ns(), 0) / 1e9
             item = job.next(min(timeout, POLL))
             if self.deadline_ns is not None and (
                 (item is None and time.monotonic_ns() >= self.deadline_ns)
-                or (isinstance(item, Line) and item.real_ns >= self.deadline_ns)
+                or (isinstance(item, Line | Exited) and item.real_ns >= self.deadline_ns)
             ):
                 self._reclaim(job, self._notice_end())
             if item is not None:
                 self._handle(item, job)
+            self._check_limit()
+
+    def _check_limit(self) -> None:
+        """E705 once the rehearsal's recorded time passes what its trace can hold (a notice
+        lead counts to its end at most: the reclaim is recorded there)."""
+        s = self.state
+        now = self.clock.at(time.monotonic_ns())
+        if self.ending is not None:  # what is recorded ends there
+            now = self.ending.at_us
+        elif self.notice_us is not None:
+            now = min(now, self._notice_end())
+        if now > s.limit_us:
+            stopped = f"the rehearsal was stopped at {days(s.limit_us)} of recorded time"
+            raise too_long(s.limit_us, s.limit_why, stopped)
 
     def _notice_end(self) -> int:
         assert self.notice_us is not None
         return self.notice_us + self.lead_us
+
+    def _after_exit_in_notice(self) -> _Ending:
+        """The job's first process exited during the notice lead, and everything it wrote has
+        been read: released at the exit if it finished its work with status 0, else reclaimed
+        at the deadline (which the scheduler waits for, as the provider would)."""
+        assert self.exit is not None
+        assert self.deadline_ns is not None
+        total, last = self.state.total, self.last_step
+        at_total = total is not None and last is not None and last >= total
+        if self.exit.returncode == 0 and (self.verdict or at_total):
+            return _Ending("released", self.clock.at(self.exit.real_ns))
+        time.sleep(max(self.deadline_ns - time.monotonic_ns(), 0) / 1e9)
+        return _Ending("reclaimed", self._notice_end())
 
     def _reclaim(self, job: Job, at_us: int) -> None:
         job.kill()
@@ -167,6 +214,8 @@ class AllocationRun:
             if self.ending is None and self.deadline_ns is None:
                 reason: EndReason = "released" if item.returncode == 0 else "failed"
                 self.ending = _Ending(reason, self.clock.at(item.real_ns))
+            elif self.ending is None and self.exit is None:
+                self.exit = item  # decided once its output is read (_after_exit_in_notice)
             return
         message = parse_line(item.text) if item.source == "stdout" else parse_event(item.text)
         if message is None:
@@ -174,6 +223,8 @@ class AllocationRun:
         at = self.clock.at(item.real_ns)
         if self.ending is not None:
             at = min(at, self.ending.at_us)
+        elif self.exit is not None:
+            at = min(at, self.clock.at(self.exit.real_ns))
         if isinstance(message, Malformed):
             self._malformed(item, message.text, message.reason)
             return
@@ -203,6 +254,7 @@ class AllocationRun:
                 self._check_restore(n)
             case Verdict(accepted=ok):
                 s.result = "accepted" if ok else "rejected"
+                self.verdict = True
                 s.add(RecordedEvent(at, "job", s.result, a))
 
     def _notice(self, job: Job, real_ns: int, at: int) -> None:
@@ -212,6 +264,10 @@ class AllocationRun:
         if self.lead_us == 0:  # no notice promised: reclaimed without one
             self._reclaim(job, at)
             return
+        reclaim = self.clock.at(real_ns) + self.lead_us
+        if reclaim > s.limit_us:  # do not start a notice whose reclaim a trace cannot hold
+            what = f"the reclaim of `{self.alloc_id}` would be recorded at {days(reclaim)}"
+            raise too_long(s.limit_us, s.limit_why, what)
         job.signal(s.settings.notice_signal)
         self.clock.scaled_from(real_ns)
         self.notice_us = self.clock.at(real_ns)
@@ -281,9 +337,29 @@ class AllocationRun:
 
     def _failure(self, code: int | None) -> str:
         how = exit_words(code) if code is not None else "ended"
-        tail = _last_line(self.workdir / f"{self.alloc_id}.err")
+        tail = _last_line(self.workdir / f"{self.stem}.err")
         said = f" (its last words: `{tail}`)" if tail else ""
         return f"the job {how} in allocation `{self.alloc_id}`{said}; the rehearsal stops there"
+
+
+def safe_name(text: str) -> str:
+    """``text`` as (the start of) a file name: what a name should not hold becomes ``_``,
+    and it is cut at 100 characters, so no name can reach outside its folder or be too long.
+
+    >>> safe_name("../etc/x y"), len(safe_name("n" * 300))
+    ('.._etc_x_y', 100)
+    """
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:100]
+
+
+def file_stem(run_id: str, attempt: int) -> str:
+    """The name of an allocation's files in the work folder (``.out``, ``.err``,
+    ``.events.ndjson``): its ID, made safe (:func:`safe_name`).
+
+    >>> file_stem("rehearsal", 2), file_stem("../etc/x y", 1)
+    ('rehearsal-a2', '.._etc_x_y-a1')
+    """
+    return f"{safe_name(run_id)}-a{attempt}"
 
 
 def _last_line(path: Path) -> str | None:

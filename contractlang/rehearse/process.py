@@ -4,8 +4,8 @@ its stdout and events file read by threads, notices and the reclaim sent to the 
 A job is started with ``start_new_session=True``, so it and everything it starts (unless a
 process leaves the group on purpose) share one process group: a notice reaches every
 process, ``SIGKILL`` to the group reclaims them all, and :func:`survivors` can tell whether
-any is left. Everything the threads read arrives on one queue, stamped with the real
-monotonic time it was read.
+any is left. A :class:`Reaper` kills the groups if `rehearse` itself dies first. Everything
+the threads read arrives on one queue, stamped with the real monotonic time it was read.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,8 +26,10 @@ from typing import IO, Literal
 
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
+from contractlang.rehearse.settings import cannot_write
 
 POLL_SECONDS = 0.01  # how often the events file is read
+REAPER = Path(__file__).with_name("reaper.py")
 GRACE_SECONDS = 5.0  # how long a reclaimed job may take to close its output
 
 
@@ -59,12 +62,64 @@ class Closed:
 Item = Line | Exited | Closed
 
 
+class Reaper:
+    """The rehearsal's reaper (:mod:`contractlang.rehearse.reaper`): while it runs, every
+    job group it was told of is killed if `rehearse` itself dies. Use as a context manager;
+    without a reaper (it could not start) a rehearsal still runs, unguarded against its own
+    ``SIGKILL``."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Reaper:
+        with contextlib.suppress(OSError):
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(REAPER)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()  # the end of its input: it kills what is still listed
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+
+    def watch(self, pgid: int) -> None:
+        self._say(f"+{pgid}")
+
+    def forget(self, pgid: int) -> None:
+        self._say(f"-{pgid}")
+
+    def _say(self, line: str) -> None:
+        if self.proc is None or self.proc.stdin is None:
+            return
+        with contextlib.suppress(OSError, ValueError):  # the reaper is gone: nothing to tell
+            self.proc.stdin.write(line.encode() + b"\n")
+            self.proc.stdin.flush()
+
+
 class Job:
     """The processes of one allocation. Use :meth:`start`."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], events: Path, out_log: IO[bytes]) -> None:
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        events: Path,
+        out_log: IO[bytes],
+        reaper: Reaper | None = None,
+    ) -> None:
         self.proc = proc
         self.pgid = proc.pid  # a new session: the first process leads the group
+        self.reaper = reaper
+        if reaper is not None:
+            reaper.watch(self.pgid)
         self.items: queue.Queue[Item] = queue.Queue()
         self.exited: Exited | None = None
         self.closed: set[str] = set()
@@ -80,11 +135,24 @@ class Job:
             t.start()
 
     @classmethod
-    def start(cls, argv: Sequence[str], env: Mapping[str, str], logs: Path, events: Path) -> Job:
+    def start(
+        cls,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        logs: Path,
+        events: Path,
+        reaper: Reaper | None = None,
+    ) -> Job:
         """Start ``argv`` with ``env``; its stdout is read (and kept in ``LOGS.out``), its
-        stderr goes to ``LOGS.err``. A command that cannot start is ``E701``."""
-        out_log = open(f"{logs}.out", "wb")  # noqa: SIM115 (the stdout reader closes it)
-        with open(f"{logs}.err", "wb") as err_log:
+        stderr goes to ``LOGS.err``; ``reaper`` is told of its group. A command that cannot
+        start is ``E701``."""
+        out_log = _log_file(f"{logs}.out")  # (the stdout reader closes it)
+        try:
+            err_log = _log_file(f"{logs}.err")
+        except ContractlangError:
+            out_log.close()
+            raise
+        with err_log:
             try:
                 proc = subprocess.Popen(
                     list(argv),
@@ -107,7 +175,7 @@ class Job:
                         )
                     ]
                 ) from None
-        return cls(proc, events, out_log)
+        return cls(proc, events, out_log, reaper)
 
     # ------------------------------------------------------------------ reading
 
@@ -179,6 +247,8 @@ class Job:
         interrupt is on its way out)."""
         self.kill()
         self._stop.set()
+        if self.reaper is not None:
+            self.reaper.forget(self.pgid)
 
     def close(self, grace: float | None = None) -> tuple[list[Item], list[int], bool]:
         """After :meth:`kill`: wait until the first process is reaped and stdout is closed
@@ -194,7 +264,17 @@ class Job:
             if item is None:
                 break
             rest.append(item)
-        return rest, survivors(self.pgid, wait=grace), "stdout" not in self.closed
+        alive = survivors(self.pgid, wait=grace)
+        if self.reaper is not None and not alive:
+            self.reaper.forget(self.pgid)
+        return rest, alive, "stdout" not in self.closed
+
+
+def _log_file(path: str) -> IO[bytes]:
+    try:
+        return open(path, "wb")
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
 
 
 def exit_words(code: int) -> str:

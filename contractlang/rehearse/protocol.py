@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from contractlang.trace.limits import MAX_STEP
+
 PREFIX = "contractlang:"
 SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 VERDICTS = ("accepted", "rejected")
@@ -92,6 +94,8 @@ def _message(word: str, rest: list[str]) -> Message | str:
             return f"`{word}` needs a whole number of steps"
         n = _count(rest[0])
         assert n is not None
+        if n > MAX_STEP:
+            return _too_many_steps(word)
         if word == "total":
             return Total(n) if n > 0 else "`total` needs at least 1 step"
         return Step(n) if word == "step" else Restored(n)
@@ -100,6 +104,8 @@ def _message(word: str, rest: list[str]) -> Message | str:
             return "`checkpoint` needs a step and a path (and may end with a sha256)"
         n = _count(rest[0])
         assert n is not None
+        if n > MAX_STEP:
+            return _too_many_steps(word)
         sha = rest[-1].lower() if len(rest) > 2 and SHA256.fullmatch(rest[-1]) else None
         path = " ".join(rest[1:-1] if sha else rest[1:])
         return Checkpoint(n, path, sha)
@@ -118,6 +124,10 @@ def parse_event(text: str) -> Message | Malformed | None:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         return Malformed(text, f"not JSON ({exc.msg.lower()})")
+    except ValueError:  # an integer of more than 4,300 digits
+        return Malformed(text, "a number in it is too large")
+    except RecursionError:
+        return Malformed(text, "nested too deeply")
     if not isinstance(obj, dict) or not isinstance(obj.get("event"), str):
         return Malformed(text, 'each line must be an object with an `"event"`')
     found = _event(obj["event"], obj)
@@ -136,6 +146,8 @@ def _event(word: str, obj: dict[str, Any]) -> Message | str:
         )
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         return f'`{word}` needs `"{key}"`, a whole number'
+    if n > MAX_STEP:
+        return _too_many_steps(word)
     if word == "total":
         return Total(n) if n > 0 else '`total` needs `"steps"` of at least 1'
     if word == "step":
@@ -151,4 +163,12 @@ def _event(word: str, obj: dict[str, Any]) -> Message | str:
 
 
 def _count(word: str) -> int | None:
-    return int(word) if word.isdigit() and word.isascii() else None
+    """A whole number of steps; one beyond :data:`MAX_STEP` (however many digits) is read as
+    ``MAX_STEP + 1``."""
+    if not (word.isdigit() and word.isascii()):
+        return None
+    return int(word) if len(word.lstrip("0")) <= 16 else MAX_STEP + 1
+
+
+def _too_many_steps(word: str) -> str:
+    return f"`{word}` is beyond the largest step a trace holds ({MAX_STEP:,})"

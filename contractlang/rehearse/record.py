@@ -55,7 +55,7 @@ class AllocationRecord:
     end_reason: EndReason
     end_step: int | None  # the last step the job reported (or restored) in it
     notice_us: int | None  # when its notice was delivered
-    interrupt: int | None  # which planned interrupt (1, 2, …) reclaimed it
+    interrupt: int | None  # which planned interrupt (1, 2, …) came in it
     returncode: int | None  # of the job's first process; < 0: killed by that signal
     restored_step: int | None
     first_step: int | None  # the first step it reported
@@ -64,8 +64,9 @@ class AllocationRecord:
 
 @dataclass(frozen=True)
 class Interrupt:
-    """A planned interrupt: at ``fraction`` of the progress, that is at ``step``; which
-    allocation it reclaimed (``None``: the job finished first)."""
+    """A planned interrupt: at ``fraction`` of the progress, that is at ``step``; the
+    allocation its notice came in (``None``: the job finished first). That allocation was
+    reclaimed, unless the job finished its work within the notice lead (released)."""
 
     fraction: Fraction
     step: int | None

@@ -24,7 +24,8 @@ from contractlang.rehearse.plan import RehearsalPlan, plan_rehearsals
 from contractlang.rehearse.record import AllocationRecord, Record, RecordedEvent
 from contractlang.rehearse.results import Rehearsal, RehearsalReport
 from contractlang.rehearse.scheduler import run_rehearsal
-from contractlang.rehearse.settings import RehearsalSettings, setting_error
+from contractlang.rehearse.settings import RehearsalSettings, cannot_write, setting_error
+from contractlang.rehearse.state import days, recorded_limit, too_long
 from contractlang.trace.validate import TraceInvalid
 
 Progress = Callable[[str], None]
@@ -36,19 +37,27 @@ def rehearse(
     settings: RehearsalSettings,
     *,
     progress: Progress | None = None,
+    ready: Callable[[], None] | None = None,
 ) -> RehearsalReport:
     """Rehearse ``settings.command`` once per distinct set of promises in ``terms`` and
-    evaluate each rehearsal under its drafts.
+    evaluate each rehearsal under its drafts. ``ready`` is called when everything has been
+    checked, before anything is made or started (the command line makes its output folders
+    then).
 
     Raises :class:`~contractlang.errors.ContractlangError` on bad terms or settings, a command
-    that cannot start, or a job that breaks the protocol beyond a warning (exit code 2).
+    that cannot start, a folder that cannot be made (E501), or a job that breaks the protocol
+    beyond a warning (exit code 2).
     """
     step = progress or (lambda _msg: None)
     t = terms if isinstance(terms, Terms) else load_terms(list(terms))
     check_chosen(t, None)
     plans = plan_rehearsals(t, settings.notice_us, settings.replacement_wait_us)
+    _check_workdir(settings.workdir)
     for plan in plans:
+        _fits_a_trace(plan, settings)
         _preflight(t, plan, settings)
+    if ready is not None:
+        ready()
     workdir, temporary = _workdir(settings.workdir)
     try:
         rehearsals = []
@@ -76,6 +85,22 @@ def _evaluated(terms: Terms, plan: RehearsalPlan, record: Record) -> Rehearsal:
     except TraceInvalid as exc:  # the trace is ours: a broken one is a bug, not bad input
         raise InternalError(f"the rehearsal's own trace is invalid: {exc}") from exc
     return Rehearsal(record, frame, evaluation)
+
+
+def _fits_a_trace(plan: RehearsalPlan, settings: RehearsalSettings) -> None:
+    """E705 when the planned notice leads and waits alone would be recorded longer than a
+    trace holds (:func:`~contractlang.rehearse.state.recorded_limit`)."""
+    n = len(settings.interrupts)
+    planned = n * (plan.notice.us + plan.replacement_wait.us)
+    limit, why = recorded_limit(settings.allocation.gpus, datetime.now(UTC))
+    if planned > limit:
+        drafts = ", ".join(f"`{c}`" for c in plan.contracts)
+        raise too_long(
+            limit,
+            why,
+            f"the rehearsal of {drafts} plans {n:,} interrupt{'s' if n != 1 else ''}, whose "
+            f"notice leads and replacement waits would be recorded over {days(planned)}",
+        )
 
 
 def _preflight(terms: Terms, plan: RehearsalPlan, settings: RehearsalSettings) -> None:
@@ -106,10 +131,10 @@ def _preflight(terms: Terms, plan: RehearsalPlan, settings: RehearsalSettings) -
     _evaluated(terms, plan, probe)
 
 
-def _workdir(given: Path | None) -> tuple[Path, bool]:
-    """``--workdir`` (kept; new or empty), or a temporary folder removed at the end."""
+def _check_workdir(given: Path | None) -> None:
+    """``--workdir``: a new or empty folder, in a folder that exists."""
     if given is None:
-        return Path(tempfile.mkdtemp(prefix="contractlang-rehearse-")).resolve(), True
+        return
     if given.exists() and (not given.is_dir() or any(given.iterdir())):
         raise setting_error(
             f"`--workdir {given}` must be a new or empty folder",
@@ -118,5 +143,21 @@ def _workdir(given: Path | None) -> tuple[Path, bool]:
         )
     if not given.parent.is_dir():
         raise setting_error(f"`--workdir {given}`: the folder `{given.parent}` does not exist")
-    given.mkdir(exist_ok=True)
+
+
+def _workdir(given: Path | None) -> tuple[Path, bool]:
+    """``--workdir`` (kept), made if need be, or a temporary folder removed at the end."""
+    if given is None:
+        try:
+            return Path(tempfile.mkdtemp(prefix="contractlang-rehearse-")).resolve(), True
+        except OSError as exc:
+            raise cannot_write(
+                Path(tempfile.gettempdir()),
+                exc,
+                help="set TMPDIR to a folder that can be written, or give `--workdir DIR`",
+            ) from None
+    try:
+        given.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise cannot_write(given, exc) from None
     return given.resolve(), False

@@ -1,5 +1,6 @@
 """The scheduler of one rehearsal: allocation after allocation of the same run until the job
-ends by itself (released or failed), with a replacement wait after each reclaim.
+ends by itself (released or failed) or has reported its verdict (a job reclaimed after its
+final validation has nothing left to do), with a replacement wait after each reclaim.
 
 Each allocation's own ``requested`` is recorded when the previous one was reclaimed (the
 first at the start) and its ``started`` the replacement wait later, exactly: the scheduler's
@@ -18,10 +19,10 @@ from contractlang.lang.numbers import round_fraction
 from contractlang.rehearse.allocation import AllocationRun
 from contractlang.rehearse.clock import Clock
 from contractlang.rehearse.plan import RehearsalPlan
-from contractlang.rehearse.process import stop_on_signals
+from contractlang.rehearse.process import Reaper, stop_on_signals
 from contractlang.rehearse.record import AllocationRecord, Interrupt, Record
-from contractlang.rehearse.settings import RehearsalSettings
-from contractlang.rehearse.state import RunState
+from contractlang.rehearse.settings import RehearsalSettings, cannot_write
+from contractlang.rehearse.state import RunState, days, recorded_limit, too_long
 
 Progress = Callable[[str], None]
 
@@ -36,25 +37,35 @@ def run_rehearsal(
     its files (checkpoints, the job's output) in ``workdir``."""
     step = progress or (lambda _msg: None)
     ckdir = workdir / "checkpoints"
-    ckdir.mkdir(parents=True, exist_ok=True)
-    state = RunState(settings, ckdir.resolve())
+    try:
+        ckdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise cannot_write(ckdir, exc) from None
     real0 = time.monotonic_ns()
     started_at = datetime.now(UTC)
+    state = RunState(
+        settings, ckdir.resolve(), *recorded_limit(settings.allocation.gpus, started_at)
+    )
     clock = Clock(settings.time_scale, real0)
     allocations: list[AllocationRecord] = []
     requested_us = start_us = 0
     names = ", ".join(plan.contracts)
-    with stop_on_signals():
+    with stop_on_signals(), Reaper() as reaper:
         while True:
             attempt = len(allocations) + 1
             alloc_id = f"{settings.run_id}-a{attempt}"
             step(f"rehearsing {names}: allocation {attempt}")
-            run = AllocationRun(state, clock, alloc_id, attempt, workdir)
+            run = AllocationRun(state, clock, alloc_id, attempt, workdir, reaper)
             done = run.run(requested_us, start_us, plan.notice.us)
             allocations.append(done)
-            if done.end_reason != "reclaimed":
+            if done.end_reason != "reclaimed" or state.result is not None:
                 break
             wait = plan.replacement_wait.us
+            if done.end_us + wait > state.limit_us:
+                later = days(done.end_us + wait)
+                raise too_long(
+                    state.limit_us, state.limit_why, f"the next allocation would start at {later}"
+                )
             step(f"rehearsing {names}: waiting for a replacement")
             time.sleep(clock.real_span(wait))
             requested_us, start_us = done.end_us, done.end_us + wait

@@ -25,6 +25,7 @@ from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.lang.numbers import MICROS_PER_SECOND
 from contractlang.lang.vocabulary import ENUMS, TIME_UNITS
+from contractlang.trace.limits import MAX_DECIMAL, MAX_GPUS, MAX_STEP
 
 MOCK_MODULE = "contractlang.mock_trainer"
 #: Unit words of a duration flag, in seconds: the language's units and their short forms.
@@ -40,8 +41,37 @@ DURATION_UNITS: dict[str, Fraction] = {
     "d": Fraction(86400),
 }
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*")
+#: The most interrupts one rehearsal plans (each is a real allocation of the job).
+MAX_INTERRUPTS = 1000
+#: The longest notice lead or replacement wait a flag may ask for: 365 days.
+MAX_DURATION_US = 365 * 86_400 * MICROS_PER_SECOND
+#: The most a rehearsal may be sped up (a 365-day wait then takes 32 s).
+MAX_TIME_SCALE = 1_000_000
+#: The most decimal places of ``--time-scale`` and of a duration flag's number.
+_PLACES = 6
+#: The most places of ``--price`` (as the trace's money columns hold).
+PRICE_PLACES = 18
 #: Signals that cannot be a notice: the job could not see them.
 _NOT_NOTICES = (signal.SIGKILL, signal.SIGSTOP)
+
+
+def cannot_write(path: Path | str, exc: OSError, help: str | None = None) -> ContractlangError:
+    """E501: a file or folder of the rehearsal (its work folder, the job's logs) cannot be
+    made, and why."""
+    reason = (exc.strerror or str(exc)).lower()
+    diag = error(
+        "E501", f"cannot write `{path}`: {reason}", NO_SPAN, file="contractlang", help=help
+    )
+    return ContractlangError([diag])
+
+
+def shortened(text: str, most: int = 40) -> str:
+    """A flag's text as a message quotes it: at most ``most`` characters.
+
+    >>> shortened("1" * 50 + "s")
+    '111111111111111111111111111111111111111…'
+    """
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def setting_error(message: str, help: str | None = None) -> ContractlangError:
@@ -60,15 +90,18 @@ class AllocationSpec:
     price: Decimal | None = Decimal("2.50")  # per GPU-hour: the trace's `price` column
 
     def __post_init__(self) -> None:
-        if self.gpus < 1:
-            raise setting_error(f"`--gpus {self.gpus}` must be at least 1")
+        if not 1 <= self.gpus <= MAX_GPUS:
+            raise setting_error(
+                f"`--gpus {self.gpus}` must be at least 1 and at most {MAX_GPUS:,}",
+                help="the most GPUs one allocation of a trace may have",
+            )
         if not self.sku.strip():
             raise setting_error("`--sku` must not be empty")
         if self.capacity not in ENUMS["capacity"]:
             names = ", ".join(f"`{c}`" for c in ENUMS["capacity"])
             raise setting_error(f"unknown capacity `{self.capacity}`", help=f"one of {names}")
-        if self.price is not None and self.price < 0:
-            raise setting_error(f"`--price {self.price}` must not be negative")
+        if self.price is not None:
+            check_price(self.price, str(self.price))
 
 
 @dataclass(frozen=True)
@@ -93,26 +126,53 @@ class RehearsalSettings:
             raise setting_error("the command is empty", help='e.g. --command "python train.py"')
         if not self.run_id.strip():
             raise setting_error("`--run-id` must not be empty")
-        if self.time_scale < 1:
-            raise setting_error(f"`--time-scale {self.time_scale}` must be at least 1")
-        if self.total_steps is not None and self.total_steps < 1:
-            raise setting_error(f"`--steps {self.total_steps}` must be at least 1")
+        if "\0" in self.run_id or any("\0" in word for word in self.command):
+            raise setting_error("the run ID and the command must not hold a NUL character")
+        if not 1 <= self.time_scale <= MAX_TIME_SCALE:
+            raise _bad_scale(str(self.time_scale))
+        if self.total_steps is not None and not 1 <= self.total_steps <= MAX_STEP:
+            raise setting_error(
+                f"`--steps {self.total_steps}` must be at least 1 and at most {MAX_STEP:,}",
+                help="the largest step a trace holds",
+            )
+        for us, flag in (
+            (self.notice_us, "--notice"),
+            (self.replacement_wait_us, "--replacement-wait"),
+        ):
+            if us is not None and not 0 <= us <= MAX_DURATION_US:
+                raise _too_long(flag, f"{us} µs")
         if any(not 0 < f <= 1 for f in self.interrupts):
             raise setting_error("interrupts must fall between 0% and 100% of the progress")
+        if len(self.interrupts) > MAX_INTERRUPTS:
+            raise _too_many(f"{len(self.interrupts)} interrupts")
 
 
 def parse_duration(text: str, flag: str) -> int:
-    """A duration flag (``30s``, ``2 min``, ``1.5 hours``) in exact microseconds."""
+    """A duration flag (``30s``, ``2 min``, ``1.5 hours``) in exact microseconds, at most
+    365 days."""
     m = _DURATION.fullmatch(text.lower())
     if not m or m.group(2) not in DURATION_UNITS:
         raise setting_error(
             f"`{flag} {text}` is not a duration",
             help="write a number and a unit: `30s`, `2 min`, `15 minutes`, `1.5h`",
         )
-    us = Fraction(m.group(1)) * DURATION_UNITS[m.group(2)] * MICROS_PER_SECOND
+    number = Decimal(m.group(1))  # read without int()'s digit limit
+    if number.adjusted() > 12:  # 10^13 of the smallest unit (ms) is centuries
+        raise _too_long(flag, text)
+    us = Fraction(number) * DURATION_UNITS[m.group(2)] * MICROS_PER_SECOND
+    if us > MAX_DURATION_US:
+        raise _too_long(flag, text)
     if us.denominator != 1:
         raise setting_error(f"`{flag} {text}` is finer than a microsecond")
     return int(us)
+
+
+def _too_long(flag: str, text: str) -> ContractlangError:
+    return setting_error(
+        f"`{flag} {shortened(text)}` is longer than 365 days",
+        help="a rehearsal's notice leads and waits are really waited (`--time-scale` "
+        "shortens them) and recorded in its trace",
+    )
 
 
 def parse_progress(text: str) -> tuple[Fraction, ...]:
@@ -129,6 +189,8 @@ def parse_progress(text: str) -> tuple[Fraction, ...]:
         if value in found:
             raise setting_error(f"`--at {text}` names `{part}` twice")
         found.append(value)
+        if len(found) > MAX_INTERRUPTS:
+            raise _too_many("`--at` with more shares than that")
     return tuple(sorted(found))
 
 
@@ -136,7 +198,16 @@ def evenly(n: int) -> tuple[Fraction, ...]:
     """``--interrupts N``: evenly spaced fractions of the progress (N = 2: 1/3 and 2/3)."""
     if n < 0:
         raise setting_error(f"`--interrupts {n}` must not be negative")
+    if n > MAX_INTERRUPTS:
+        raise _too_many(f"`--interrupts {n}`")
     return tuple(Fraction(k, n + 1) for k in range(1, n + 1))
+
+
+def _too_many(what: str) -> ContractlangError:
+    return setting_error(
+        f"a rehearsal interrupts its job at most {MAX_INTERRUPTS:,} times; {what} is too many",
+        help="each interrupt is a real reclaim and a new allocation of the job",
+    )
 
 
 def parse_signal(text: str) -> signal.Signals:
@@ -161,31 +232,48 @@ def _sig_name(name: str) -> str:
 
 
 def parse_scale(text: str) -> Fraction:
-    """``--time-scale X``: a decimal of at least 1."""
+    """``--time-scale X``: a decimal from 1 to 1,000,000, at most 6 places."""
     try:
-        value = Fraction(Decimal(text.strip()))
-    except (InvalidOperation, ValueError):
+        value = Decimal(text.strip())
+    except InvalidOperation:
         raise setting_error(f"`--time-scale {text}` is not a number") from None
-    if value < 1:
-        raise setting_error(
-            f"`--time-scale {text}` must be at least 1",
-            help="60 runs each notice and wait 60 times faster than it is recorded",
-        )
-    return value
+    if not value.is_finite() or not 1 <= value <= MAX_TIME_SCALE or _places(value) > _PLACES:
+        raise _bad_scale(text)
+    return Fraction(value)
+
+
+def _bad_scale(text: str) -> ContractlangError:
+    return setting_error(
+        f"`--time-scale {shortened(text)}` must be a number from 1 to {MAX_TIME_SCALE:,} "
+        f"with at most {_PLACES} places",
+        help="60 runs each notice and wait 60 times faster than it is recorded",
+    )
+
+
+def _places(value: Decimal) -> int:
+    exponent = value.as_tuple().exponent
+    return -exponent if isinstance(exponent, int) and exponent < 0 else 0
 
 
 def parse_price(text: str) -> Decimal:
-    """``--price``: an exact decimal per GPU-hour, at most 18 places."""
+    """``--price``: an exact decimal per GPU-hour, at least 0 and below 10²⁰ (what the trace's
+    ``price`` column holds), at most 18 places."""
     try:
         value = Decimal(text.strip())
     except InvalidOperation:
         raise setting_error(f"`--price {text}` is not a decimal number") from None
-    exponent = value.as_tuple().exponent
-    if not value.is_finite() or value < 0 or (isinstance(exponent, int) and exponent < -18):
-        raise setting_error(
-            f"`--price {text}` must be a decimal of at least 0 with at most 18 places"
-        )
+    check_price(value, text)
     return value
+
+
+def check_price(value: Decimal, text: str) -> None:
+    """E702 unless ``value`` fits the trace's ``price`` column (see :func:`parse_price`)."""
+    if not value.is_finite() or not 0 <= value < MAX_DECIMAL or _places(value) > PRICE_PLACES:
+        raise setting_error(
+            f"`--price {shortened(text)}` must be a decimal of at least 0 and below 10^20, "
+            f"with at most {PRICE_PLACES} places",
+            help="the price per GPU-hour, as a trace's `price` column holds it",
+        )
 
 
 def command_from_text(text: str) -> tuple[str, ...]:
@@ -197,15 +285,26 @@ def command_from_text(text: str) -> tuple[str, ...]:
     if not argv:
         raise setting_error("`--command` is empty", help='e.g. --command "python train.py"')
     if shutil.which(argv[0]) is None:
+        program = Path(argv[0])
+        if "/" in argv[0] and program.is_dir():
+            why, help = "it is a folder", "give the program inside it"
+        elif "/" in argv[0] and program.exists():
+            why = "it is not executable"
+            help = f"make it executable (`chmod +x {argv[0]}`) or run it through its interpreter"
+        else:
+            why = "no such program"
+            help = (
+                "give a program on PATH or a path to an executable; pipes and variables need "
+                "`sh -c '…'`"
+            )
         raise ContractlangError(
             [
                 error(
                     "E701",
-                    f"cannot start `{argv[0]}`: no such program",
+                    f"cannot start `{argv[0]}`: {why}",
                     NO_SPAN,
                     file="contractlang",
-                    help="give a program on PATH or a path to an executable; pipes and "
-                    "variables need `sh -c '…'`",
+                    help=help,
                 )
             ]
         )

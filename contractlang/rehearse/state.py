@@ -5,16 +5,63 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import datetime
 from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, error, warning
 from contractlang.errors import ContractlangError
+from contractlang.lang.numbers import micros
 from contractlang.rehearse.record import CheckpointRecord, RecordedEvent
 from contractlang.rehearse.settings import RehearsalSettings
+from contractlang.trace.limits import MAX_GPU_US, MAX_TS
 
 FILE = "rehearse"
+DAY_US = 86_400_000_000
+
+
+def recorded_limit(gpus: int, started_at: datetime) -> tuple[int, str]:
+    """The longest a rehearsal of ``gpus`` GPUs started at ``started_at`` may be recorded, so
+    its trace stays valid, and why: its timestamps end before 2200, and one run's GPU-time
+    (GPUs × recorded time, counted generously with the waits) stays within
+    :data:`~contractlang.trace.limits.MAX_GPU_US`.
+
+    >>> from datetime import UTC
+    >>> recorded_limit(10_000_000, datetime(2026, 1, 1, tzinfo=UTC))[0] // DAY_US
+    10
+    """
+    by_time = micros(MAX_TS - started_at) - 1
+    by_gpus = MAX_GPU_US // gpus
+    if by_time <= by_gpus:
+        return by_time, "a trace's timestamps end at 2199-12-31"
+    hours = MAX_GPU_US // 3_600_000_000
+    return by_gpus, f"one run of {gpus:,} GPUs may hold at most {hours:,} GPU-hours"
+
+
+def days(us: int) -> str:
+    """A long recorded time in days (or seconds, below a day), to the tenth.
+
+    >>> days(922_337_203_685), days(3_000_000)
+    ('10.7 days', '3.0 s')
+    """
+    return f"{us / DAY_US:,.1f} days" if us >= DAY_US else f"{us / 1e6:,.1f} s"
+
+
+def too_long(limit_us: int, why: str, what: str) -> ContractlangError:
+    """E705: the rehearsal would be, or has been, recorded longer than its trace can hold."""
+    return ContractlangError(
+        [
+            error(
+                "E705",
+                f"{what}: a trace of it holds at most {days(limit_us)} ({why})",
+                NO_SPAN,
+                file=FILE,
+                help="rehearse fewer GPUs (`--gpus`), fewer interrupts, or shorter notices and "
+                "waits (`--notice`, `--replacement-wait`)",
+            )
+        ]
+    )
 
 
 @dataclass
@@ -48,6 +95,8 @@ class RunState:
 
     settings: RehearsalSettings
     checkpoint_dir: Path
+    limit_us: int = 2**62  # the longest the rehearsal may be recorded (recorded_limit)
+    limit_why: str = ""
     events: list[RecordedEvent] = field(default_factory=list)
     checkpoints: list[PendingCheckpoint] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)

@@ -21,6 +21,7 @@ from rich import box
 from rich.cells import cell_len
 from rich.console import Console, RenderableType
 from rich.measure import Measurement
+from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
 
@@ -156,3 +157,26 @@ def wrap(chunks: Sequence[str], width: int, indent: int = 0) -> list[str]:
 def words(text: str) -> list[str]:
     """The chunks of plain prose: its words (a line may break after any of them)."""
     return text.split()
+
+
+def print_trimmed(console: Console, *renderables: RenderableType) -> None:
+    """Print each renderable within the console's width, every line without the blanks rich
+    pads it with (tables, indented paragraphs), so the output ends its lines where its text
+    does.
+
+    >>> import io
+    >>> c = Console(file=io.StringIO(), width=20)
+    >>> t = Table("a", "b")
+    >>> t.add_row("1", "2")
+    >>> print_trimmed(c, Text("a short line"), t)
+    >>> [line[-1] for line in c.file.getvalue().splitlines()]
+    ['e', '┓', '┃', '┩', '│', '┘']
+    """
+    for renderable in renderables:
+        for line in console.render_lines(renderable, console.options, pad=False):
+            while line and not line[-1].control and not line[-1].text.rstrip():
+                line.pop()
+            if line:
+                last = line[-1]
+                line[-1] = Segment(last.text.rstrip(), last.style, last.control)
+            console.print(Segments([*line, Segment.line()]), end="")

@@ -4,6 +4,7 @@ budget verdicts. Every line wraps within the console's width (80 columns off a t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from decimal import Decimal
 from fractions import Fraction
@@ -22,7 +23,7 @@ from contractlang.rehearse.plan import Timing
 from contractlang.rehearse.record import Record
 from contractlang.rehearse.results import Rehearsal, RehearsalReport
 from contractlang.rehearse.scheduler import percent
-from contractlang.render.layout import wrap
+from contractlang.render.layout import print_trimmed, wrap
 from contractlang.render.numbers import duration_human, money
 from contractlang.render.terminal import requirement_line
 from contractlang.render.timeline import (
@@ -88,16 +89,16 @@ def settings_lines(record: Record, number: int, total: int) -> list[RenderableTy
             printable(f"each allocation: {spec.gpus} × {spec.sku}, {spec.capacity}{zone}{price}"), 2
         )
     )
-    shares = ", ".join(percent(i.fraction) for i in record.interrupts) or "none"
+    shares = ", ".join(percent(i.fraction) for i in record.interrupts)
     fired = sum(1 for i in record.interrupts if i.alloc_id is not None)
     steps = f" of {record.total_steps} steps" if record.total_steps else ""
-    lines.append(
-        para(
-            f"interrupts at {shares}{steps}: {fired} of {len(record.interrupts)} "
-            f"came; run `{record.run_id}`, {len(record.allocations)} allocations",
-            2,
-        )
+    planned = (
+        f"interrupts at {shares}{steps}: {fired} of {len(record.interrupts)} came"
+        if record.interrupts
+        else "no interrupt planned"
     )
+    allocations = _count(len(record.allocations), "allocation")
+    lines.append(para(printable(f"{planned}; run `{record.run_id}`, {allocations}"), 2))
     if record.time_scale != 1:
         lines.append(
             para(
@@ -113,6 +114,11 @@ def settings_lines(record: Record, number: int, total: int) -> list[RenderableTy
             )
         )
     return lines
+
+
+def _count(n: int, word: str) -> str:
+    """``1 allocation``, ``3 allocations``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _bill(rows: Iterable[dict[str, Any]], currency: str) -> str:
@@ -191,32 +197,34 @@ def draft_lines(c: ContractResult, rehearsal: Rehearsal, width: int) -> list[Ren
     return out
 
 
-def render_rehearsal(report: RehearsalReport, console: Console) -> None:
-    """The whole report, rehearsal by rehearsal, then the verdict."""
+#: The closing hints, each with the flag that makes it needless once given.
+HINTS: tuple[tuple[str, str], ...] = (
+    ("--trace-out", "the rehearsal as a trace: --trace-out DIR"),
+    ("--ledger", "line items: --ledger PATH"),
+    ("--runs", "per-run figures: --runs PATH"),
+    ("--format", "data: --format json"),
+)
+
+
+def render_rehearsal(report: RehearsalReport, console: Console, given: Iterable[str] = ()) -> None:
+    """The whole report, rehearsal by rehearsal, then the verdict and hints at the flags not
+    ``given``. No line is wider than the console, nor ends in blanks."""
     total = len(report.rehearsals)
+    show = functools.partial(print_trimmed, console)
     for i, r in enumerate(report.rehearsals, 1):
-        for item in settings_lines(r.record, i, total):
-            console.print(item, soft_wrap=False)
-        console.print(timeline_table(r), soft_wrap=False)
-        console.print(Text("failure path", style="bold"))
-        console.print(failure_path_table(r), soft_wrap=False)
+        show(*settings_lines(r.record, i, total), timeline_table(r))
+        show(Text("failure path", style="bold"), failure_path_table(r))
         result = r.record.result or "no verdict (the run is not accepted)"
-        console.print(Text.assemble("final result: ", (result, "bold")))
+        show(Text.assemble("final result: ", (result, "bold")))
         for c in r.contracts:
-            for item in draft_lines(c, r, console.width):
-                console.print(item, soft_wrap=False)
-        console.print()
-    console.print(verdict_text(report), soft_wrap=False)
-    console.print(
-        para(
-            Text(
-                "the rehearsal as a trace: --trace-out DIR · line items: --ledger PATH · "
-                "data: --format json",
-                style="dim",
-            )
-        ),
-        soft_wrap=False,
-    )
+            show(*draft_lines(c, r, console.width))
+        show(Text(""))
+    show(verdict_text(report))
+    taken = set(given)
+    hints = [text for flag, text in HINTS if flag not in taken]
+    if hints:
+        chunks = [f"{h} ·" for h in hints[:-1]] + hints[-1:]
+        show(Text("\n".join(wrap(chunks, console.width)), style="dim"))
 
 
 def verdict_text(report: RehearsalReport) -> Text:

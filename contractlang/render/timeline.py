@@ -97,7 +97,7 @@ def _rows(record: Record, a: AllocationRecord, f: dict[str, Any]) -> list[tuple[
             rows.append((c.at_us, f"checkpoint {c.step} ✗ invalid: {c.reason}", "red"))
     if a.notice_us is not None:
         rows.append((a.notice_us, _notice_text(record, a), "yellow"))
-    rows.append((a.end_us, _end_text(a, f), "bold" if a.end_reason != "released" else ""))
+    rows.append((a.end_us, _end_text(record, a, f), "bold" if a.end_reason != "released" else ""))
     rows.sort(key=lambda r: r[0])  # stable: same-time rows keep the order above
     return rows
 
@@ -105,7 +105,7 @@ def _rows(record: Record, a: AllocationRecord, f: dict[str, Any]) -> list[tuple[
 def _notice_text(record: Record, a: AllocationRecord) -> str:
     k = a.interrupt or 0
     planned = record.interrupts[k - 1] if k else None
-    lead = span(a.end_us - (a.notice_us or 0))
+    lead = span(record.plan.notice.us)
     at = f", planned at {percent(planned.fraction)} = step {planned.step}" if planned else ""
     return (
         f"notice by {record.notice_signal}, reclaim in {lead} "
@@ -113,17 +113,22 @@ def _notice_text(record: Record, a: AllocationRecord) -> str:
     )
 
 
-def _end_text(a: AllocationRecord, f: dict[str, Any]) -> str:
+def _end_text(record: Record, a: AllocationRecord, f: dict[str, Any]) -> str:
     ran = _steps(a)
     at = f" at step {a.end_step}" if a.end_step is not None else ""
     if a.end_reason == "released":
-        return f"released{at}{ran}: the job exited with status 0"
+        before = " before the reclaim" if a.notice_us is not None else ""
+        return f"released{at}{ran}{before}: the job exited with status 0"
     head = f"{a.end_reason}{at}"
     if a.end_reason == "reclaimed" and a.notice_us is None:
         head += " without notice"
     if a.end_reason == "failed" and a.returncode is not None:
         head += f": the job {exit_words(a.returncode)}"
-    return f"{head}{ran}; {replay_text(f)}"
+    verdict = a.end_reason == "reclaimed" and any(
+        e.alloc_id == a.alloc_id and e.event in ("accepted", "rejected") for e in record.events
+    )
+    after = "; the job had reported its result, so no allocation follows" if verdict else ""
+    return f"{head}{ran}; {replay_text(f)}{after}"
 
 
 def replay_text(f: dict[str, Any]) -> str:

@@ -21,11 +21,13 @@ from datetime import timedelta
 from decimal import Decimal
 
 from contractlang.lang.numbers import MAX_TS, MIN_TS
+from contractlang.trace.schema import DECIMAL_DTYPE
 
 __all__ = [
     "HIGH_PRICE",
     "LONG_ALLOCATION",
     "MANY_GPUS",
+    "MAX_DECIMAL",
     "MAX_GPUS",
     "MAX_GPU_US",
     "MAX_STEP",
@@ -39,6 +41,9 @@ MAX_GPUS = 10_000_000
 MAX_GPU_US = 2**63 - 1
 #: The largest training step (so a run's sums of steps stay far inside 64 bits).
 MAX_STEP = 10**15
+#: The first value a money column (``price``, ``quantity``, ``amount``) cannot hold: its exact
+#: ``Decimal(38, 18)`` keeps 20 digits before the point (more is T002).
+MAX_DECIMAL = Decimal(10) ** (DECIMAL_DTYPE.precision - (DECIMAL_DTYPE.scale or 0))
 
 #: Above this many GPUs in one allocation: W103.
 MANY_GPUS = 100_000
