@@ -1,0 +1,61 @@
+"""Clause attribution: each removable clause of a contract taken out in turn (design §8), and
+what it would take for the draft to meet the ranking budget.
+
+Each variant restarts at the stage its clause acts in
+(:func:`~contractlang.evaluate.variants.without`) and measures only the requirements the terms
+move (:class:`~.budgets.BudgetMeter`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from contractlang.compare.budgets import BudgetMeter
+from contractlang.compare.model import Attribution, Outcome, ToPass
+from contractlang.compare.price import price_to_pass
+from contractlang.errors import ContractlangError
+from contractlang.evaluate.variants import Staged, removable_clauses, without
+
+
+def attribute(
+    staged: Staged, meter: BudgetMeter, progress: Callable[[str], None] | None = None
+) -> tuple[Attribution, ...]:
+    """Every removable clause of ``staged``'s contract, with the contract evaluated without
+    it. A variant that cannot be evaluated (say, an allocation no rate prices once an
+    exclusion is gone) is kept with its error's message."""
+    step = progress or (lambda _msg: None)
+    r = staged.result
+    out = []
+    for rem in removable_clauses(r.contract, r.source_text):
+        step(f"attributing {r.name}: without {rem.label}")
+        try:
+            v = without(staged, rem.clause)
+        except ContractlangError as exc:
+            message = exc.diagnostics[0].message if exc.diagnostics else str(exc)
+            out.append(Attribution(rem, None, message))
+            continue
+        out.append(Attribution(rem, Outcome.of(v, meter.measure(v.runs))))
+    return tuple(out)
+
+
+def what_it_takes(
+    staged: Staged,
+    meter: BudgetMeter,
+    budget: str,
+    base: Outcome,
+    attribution: Sequence[Attribution],
+    progress: Callable[[str], None] | None = None,
+) -> ToPass:
+    """For a draft that fails ``budget``: the single clauses whose removal makes it pass and
+    its price to pass; for one that meets it, its headroom (the same multiplier). When a
+    requirement only the trace decides fails, no clause can help and the price is searched
+    over the requirements the terms move."""
+    met = base.met(budget)
+    fixed = meter.fixed_failures(budget)
+    clauses = tuple(
+        a.clause for a in attribution if not met and a.without is not None and a.without.met(budget)
+    )
+    price = None
+    if meter.moved(budget):
+        price = price_to_pass(staged, meter, budget, base, "terms" if fixed else "budget", progress)
+    return ToPass(budget, met, fixed, clauses, price)
