@@ -9,6 +9,7 @@ move (:class:`~.budgets.BudgetMeter`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 
 from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import Attribution, Outcome, ToPass
@@ -59,3 +60,31 @@ def what_it_takes(
     if meter.moved(budget):
         price = price_to_pass(staged, meter, budget, base, "terms" if fixed else "budget", progress)
     return ToPass(budget, met, fixed, clauses, price)
+
+
+def headline_change(a: Attribution, base: Outcome, ranking: str | None) -> Fraction | None:
+    """How much the clause moves the ranking budget's headline value: with − without (None
+    without a ranking budget, or where either is not measurable)."""
+    if ranking is None or a.without is None:
+        return None
+    mine, theirs = base.budget(ranking), a.without.budget(ranking)
+    if mine is None or theirs is None or mine.headline is None or theirs.headline is None:
+        return None
+    if mine.headline.value is None or theirs.headline.value is None:
+        return None
+    return mine.headline.value - theirs.headline.value
+
+
+def ranked(
+    attribution: Sequence[Attribution], base: Outcome, ranking: str | None
+) -> list[Attribution]:
+    """The clauses by how much they move the headline (then the net), most first; clauses
+    whose variant could not be evaluated last; ties in file order."""
+
+    def key(a: Attribution) -> tuple[int, Fraction, int]:
+        if a.without is None:
+            return (1, Fraction(0), 0)
+        moved = headline_change(a, base, ranking)
+        return (0, -abs(moved or Fraction(0)), -abs(base.net_minor - a.without.net_minor))
+
+    return sorted(attribution, key=key)

@@ -4,7 +4,7 @@ and what it would take for the draft to pass."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
@@ -132,6 +132,18 @@ class Comparison:
     baseline: str
     ranking: str | None
     attributed: bool
+    headline: str | None = None  # the ranking budget's headline measure, as written
+    #: per budget, the positions of the requirements the terms move (the others the trace
+    #: alone decides)
+    moved: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    @property
+    def headline_requirement(self) -> RequirementResult | None:
+        """The baseline's result of the ranking budget's headline requirement."""
+        if self.ranking is None:
+            return None
+        b = next((b for b in self.base.result.budgets if b.name == self.ranking), None)
+        return b.headline if b is not None else None
 
     def contract(self, name: str) -> ComparedContract:
         return next(c for c in self.contracts if c.name == name)

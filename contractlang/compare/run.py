@@ -17,6 +17,8 @@ from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.evaluate.trace_checks import check_against_trace, check_chosen
 from contractlang.evaluate.variants import Staged, stage_contract
+from contractlang.lang import ast
+from contractlang.lang.show import source_text
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.evaluation import TermsLike, TraceLike, load_inputs
 from contractlang.trace.load import DEFAULT_CLOCK_SKEW
@@ -93,7 +95,22 @@ def compare(
         baseline if baseline is not None else results[0].name,
         rank_by,
         attribute_clauses,
+        headline_measure(t, rank_by),
+        {b.name: meter.moved(b.name) for b in t.budgets},
     )
+
+
+def headline_measure(terms: Terms, ranking: str | None) -> str | None:
+    """The measured side of the ranking budget's first requirement, as written
+    (``p95(cost_per_accepted_run)``)."""
+    budget = next((b for b in terms.budgets if b.name == ranking), None)
+    if budget is None or not budget.requires:
+        return None
+    cmp = budget.requires[0].expr
+    if not isinstance(cmp, ast.Compare):
+        return None
+    side = cmp.left if ast.has_aggregate(cmp.left) else cmp.right
+    return source_text(side.span, terms.source_of(budget))
 
 
 def check_ranking(terms: Terms, ranking: str | None) -> None:
