@@ -31,9 +31,10 @@ from contractlang.render.trace_summary import set_aside
 
 
 def _print(console: Console, chunks: list[str], *, style: str = "", indent: int = 0) -> None:
-    lines = wrap([printable(c) for c in chunks], console.width, indent=indent + 2)
-    if indent:
-        lines = [" " * indent + line if k == 0 else line for k, line in enumerate(lines)]
+    said = [printable(c) for c in chunks]
+    if said and indent:
+        said[0] = " " * indent + said[0]
+    lines = wrap(said, console.width, indent=indent + 2)
     console.print(Text("\n".join(lines), style=style), soft_wrap=True)
 
 
