@@ -12,15 +12,16 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from support.scenario import accepted, reclaimed, released, started, trace_frame
 
 from contractlang.compare import compare
 from contractlang.compare.model import Outcome
+from contractlang.compare.rank import delta
 from contractlang.evaluate.results import ContractResult
 from contractlang.evaluate.variants import removable_clauses
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import load_terms, terms_from_text
 from contractlang.trace.load import load_trace
-from support.scenario import accepted, reclaimed, released, started, trace_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))
@@ -91,12 +92,16 @@ def test_price_to_pass_of_a_linear_bill_by_hand() -> None:
     # every bisection midpoint above 5 fails, so the end found is exactly 5.
     cmp = compare(terms_from_text(PRICED), trace_frame(HUNDRED_GPU_HOURS), attribute_clauses=True)
     (c,) = cmp.contracts
-    assert c.to_pass is not None and c.to_pass.met
+    assert c.to_pass is not None
+    assert c.to_pass.met
     p = c.to_pass.price
     assert p is not None
-    assert p.monotone and p.intervals == ((Fraction(0), Fraction(5)),)
-    assert p.largest == 5 and p.headroom == 5
-    assert p.at_largest is not None and p.at_largest.net_minor == 100_000  # 200 × 5 = 1000.00
+    assert p.monotone
+    assert p.intervals == ((Fraction(0), Fraction(5)),)
+    assert p.largest == 5
+    assert p.headroom == 5
+    assert p.at_largest is not None
+    assert p.at_largest.net_minor == 100_000
 
 
 NON_MONOTONE = """
@@ -119,12 +124,14 @@ def test_a_fixed_credit_makes_pass_fail_non_monotone_in_price() -> None:
     frame = trace_frame(HUNDRED_GPU_HOURS)
     cmp = compare(terms_from_text(NON_MONOTONE), frame, attribute_clauses=True)
     (c,) = cmp.contracts
-    assert c.to_pass is not None and not c.to_pass.met  # at m = 1: 50 / 200 = 25% > 10%
+    assert c.to_pass is not None
+    assert not c.to_pass.met
     p = c.to_pass.price
     assert p is not None
     assert not p.monotone
     assert p.intervals == ((Fraction(5, 2), Fraction(21, 4)),)
-    assert p.at_largest is not None and p.at_largest.net_minor == 100_000  # 1050 − 50
+    assert p.at_largest is not None
+    assert p.at_largest.net_minor == 100_000
     # the clause that would make it pass on its own: none (without the credit the ratio is 0%
     # but the net is 200.00, which passes: so the credit is the one)
     assert [x.label for x in c.to_pass.clauses] == ["fixed"]
@@ -138,7 +145,9 @@ def test_no_multiplier_passes_names_the_requirement_that_never_does() -> None:
     # sum(net) ≥ 5000 needs m ≥ 25 and sum(net) ≤ 1000 needs m ≤ 5: never both
     cmp = compare(terms_from_text(spot), trace_frame(HUNDRED_GPU_HOURS), attribute_clauses=True)
     p = cmp.contracts[0].to_pass.price  # type: ignore[union-attr]
-    assert p is not None and p.intervals == () and p.largest is None
+    assert p is not None
+    assert p.intervals == ()
+    assert p.largest is None
     assert p.never == ("sum(net) >= 5000 USD",)
 
 
@@ -153,13 +162,13 @@ def test_ranking_and_deltas_against_the_baseline() -> None:
     cmp = compare(terms_from_text(spot), frame)
     assert [(c.name, c.rank) for c in cmp.contracts] == [("pricey", 2), ("cheap", 1)]
     assert cmp.baseline == "pricey"
-    from contractlang.compare.rank import delta
-
     d = delta(cmp.contract("cheap").result, cmp.base.result)
-    assert d.money is not None and d.money["net"] == -100  # 200.00 − 300.00
+    assert d.money is not None
+    assert d.money["net"] == -100
     again = compare(terms_from_text(spot), frame, baseline="cheap")
     d = delta(again.contract("pricey").result, again.base.result)
-    assert d.money is not None and d.money["net"] == 100
+    assert d.money is not None
+    assert d.money["net"] == 100
 
 
 # --------------------------------------------------------------------------- the independent path
@@ -210,7 +219,8 @@ def test_attribution_matches_the_contract_with_the_clause_deleted_from_its_sourc
     checked = 0
     for c in cmp.contracts:
         source = terms.source_of(c.result.contract)
-        assert source is not None and c.attribution is not None
+        assert source is not None
+        assert c.attribution is not None
         assert [a.clause.label for a in c.attribution] == [
             r.label for r in removable_clauses(c.result.contract, source)
         ]
@@ -256,7 +266,9 @@ def test_the_price_to_pass_is_evaluated_exactly_at_the_multiplier_found(
     for c in cmp.contracts:
         assert c.to_pass is not None
         p = c.to_pass.price
-        assert p is not None and p.largest is not None and p.at_largest is not None
+        assert p is not None
+        assert p.largest is not None
+        assert p.at_largest is not None
         source = terms.source_of(c.result.contract)
         assert source is not None
         edited = _multiplied(source, p.largest)

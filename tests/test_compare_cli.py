@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 from rich.console import Console
+from support.cli import no_traceback, run
 
 from contractlang.compare import compare
 from contractlang.pipeline.language import load_terms
 from contractlang.render.compare_terminal import comparison_figures, render_comparison
 from contractlang.trace.load import load_trace
-from support.cli import no_traceback, run
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))
@@ -68,7 +68,8 @@ def test_json_is_stable_and_ranked_by_the_headline(compared_json: dict) -> None:
     assert north["delta"]["totals"]["net"] == "-23651.78"
     att = {a["clause"]: a for a in north["attribution"]}
     slow = att["slow replacement"]
-    assert slow["kind"] == "credit" and slow["line"] == 48
+    assert slow["kind"] == "credit"
+    assert slow["line"] == 48
     # change = with − without, and gross + credits (after caps) = net
     w = slow["without"]
     assert D(w["gross"]) + D(w["credits"]) == D(w["net"])
@@ -85,7 +86,8 @@ def test_baseline_and_budget_flags(tmp_path: Path) -> None:
     doc = json.loads(result.stdout)
     # only northwind bills under 100,000 USD (93,668.03): it meets the budget, exit 0
     assert result.exit_code == 0
-    assert doc["ranking"]["budget"] == "cheap" and doc["baseline"] == "northwind-negotiated"
+    assert doc["ranking"]["budget"] == "cheap"
+    assert doc["baseline"] == "northwind-negotiated"
     first = min(doc["contracts"], key=lambda c: c["rank"])
     assert first["name"] == "northwind-negotiated"
     assert doc["summary"].startswith(
@@ -113,7 +115,8 @@ def test_json_errors_go_to_standard_output_as_json() -> None:
     result = run("compare", *RULESETS, EXAMPLE, "--baseline", "nope", "--format", "json")
     assert result.exit_code == 2
     (diag,) = json.loads(result.stdout)["diagnostics"]
-    assert diag["code"] == "E502" and "`nope`" in diag["message"]
+    assert diag["code"] == "E502"
+    assert "`nope`" in diag["message"]
 
 
 def test_csv_has_a_row_per_contract_and_figure(compared_json: dict) -> None:  # type: ignore[type-arg]
@@ -126,7 +129,8 @@ def test_csv_has_a_row_per_contract_and_figure(compared_json: dict) -> None:  # 
     }
     assert net == {c["name"]: c["totals"]["net"] for c in compared_json["contracts"]}
     req = [r for r in rows if r["section"] == "budget:fy27-pretraining"]
-    assert len(req) == 5 * 4 and {r["verdict"] for r in req} == {"met", "not met"}
+    assert len(req) == 5 * 4
+    assert {r["verdict"] for r in req} == {"met", "not met"}
 
 
 @pytest.mark.parametrize("width", [60, 80, 120])
