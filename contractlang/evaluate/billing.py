@@ -164,15 +164,12 @@ def apply_billable(lf: pl.LazyFrame, s: Settings) -> pl.LazyFrame:
     )
 
 
-def apply_rates(
-    lf: pl.LazyFrame, c: ContractClauses, s: Settings, multiplier: Fraction | None = None
-) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
-    """Step (5): the first rate whose condition holds and whose price is not none, its price
-    (times ``multiplier``, when given), ``charge``, ``replayed_cost`` and ``charge_minor``."""
+def pick_rate(lf: pl.LazyFrame, c: ContractClauses, s: Settings) -> tuple[pl.LazyFrame, Val]:
+    """``rate_index`` and ``_price``: the first rate whose condition holds and whose price is
+    not none. The prices are brought to one factor and scale and the applicable one picked
+    (the returned value reads ``_price``)."""
     env = _env(lf, s)
     rates = c.rates
-    # the prices are brought to one factor and scale, the applicable one picked, then
-    # multiplied out once
     prices = [compile_expr(r.price, env) for r in rates]
     aligned, factor, scale = align(prices)
     rate_index: pl.Expr = pl.lit(None, dtype=pl.Int32)
@@ -181,11 +178,44 @@ def apply_rates(
         ok = condition(rates[k].when, env) & prices[k].expr.is_not_null()
         rate_index = pl.when(ok).then(pl.lit(k, pl.Int32)).otherwise(rate_index)
         picked = pl.when(ok).then(aligned[k].cast(dec(scale))).otherwise(picked)
-    rate_terms = tuple(
-        Term("charge", c.label(r), r.span.line, "charge_minor", k, r) for k, r in enumerate(rates)
-    )
     lf = lf.with_columns(rate_index=rate_index, _price=picked)
-    price = Val(pl.col("_price"), "num", scale, factor)
+    return lf, Val(pl.col("_price"), "num", scale, factor)
+
+
+def price_places(lf: pl.LazyFrame, c: ContractClauses, s: Settings) -> int:
+    """The fewest decimal places at which every picked price is exact. Prices are held at the
+    scale of the finest rate (a `trace.<column>` has 18 places); multiplying them by a
+    multiplier of its own places needs that many more digits, so the price search first
+    drops the places no price uses — losslessly."""
+    lf, price = pick_rate(lf, c, s)
+    col = pl.col("_price")
+    exact = [
+        (col.cast(dec(k)).cast(dec(price.scale)) == col).fill_null(True).all().alias(str(k))
+        for k in range(price.scale)
+    ]
+    if not exact:
+        return price.scale
+    row = lf.select(exact).collect().row(0)
+    return next((k for k, ok in enumerate(row) if ok), price.scale)
+
+
+def apply_rates(
+    lf: pl.LazyFrame,
+    c: ContractClauses,
+    s: Settings,
+    multiplier: Fraction | None = None,
+    places: int | None = None,
+) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
+    """Step (5): the first rate whose condition holds and whose price is not none, its price
+    (times ``multiplier``, when given; ``places``: how many decimal places the prices need,
+    from :func:`price_places`), ``charge``, ``replayed_cost`` and ``charge_minor``."""
+    lf, price = pick_rate(lf, c, s)
+    factor = price.factor
+    rate_terms = tuple(
+        Term("charge", c.label(r), r.span.line, "charge_minor", k, r) for k, r in enumerate(c.rates)
+    )
+    if places is not None and places < price.scale:
+        price = Val(price.expr.cast(dec(places)), "num", places, factor)
     if multiplier is not None:
         m, m_scale = lit_decimal(multiplier)
         price = mul(price, Val(m, "num", m_scale))

@@ -31,6 +31,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from datetime import time
 from fractions import Fraction
@@ -46,6 +47,7 @@ from contractlang.evaluate.billing import (
     apply_credits,
     apply_rates,
     credit_pool,
+    price_places,
 )
 from contractlang.evaluate.caps import Caps, caps_by_level
 from contractlang.evaluate.engine import allocation_amounts, contract_run_sums, settle_contract
@@ -102,6 +104,13 @@ class Staged:
     sums: pl.DataFrame
     caps: Caps
     file: str
+
+    @functools.cached_property
+    def price_places(self) -> int:
+        """The decimal places the contract's picked prices need (for the price search)."""
+        r = self.result
+        c = ContractClauses.of(r.contract, r.source_text)
+        return price_places(r.allocations.lazy(), c, r.settings)
 
 
 def stage_contract(
@@ -167,7 +176,7 @@ def at_multiplier(staged: Staged, multiplier: Fraction) -> ContractResult:
     decimal), restarting at the charge; credits' and caps' money constants are unchanged."""
     r = staged.result
     c = ContractClauses.of(r.contract, r.source_text)
-    lf, rates = apply_rates(r.allocations.lazy(), c, r.settings, multiplier)
+    lf, rates = apply_rates(r.allocations.lazy(), c, r.settings, multiplier, staged.price_places)
     lf, credits = apply_credits(lf, c, r.settings)
     plan = replace(r.plan, rates=rates, credits=credits, caps=())
     return _from_allocations(staged, r.contract, r.settings, lf, plan, staged.caps)
