@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from contractlang.cli.common import exit_with, guarded, out, print_diagnostics, write_stdout
+from contractlang.cli.common import err, exit_with, guarded, out, print_diagnostics, write_stdout
 from contractlang.cli.files import Outputs
 from contractlang.cli.inputs import progress_status, split_terms_and_traces, usage_error
 from contractlang.cli.reading import (
@@ -20,6 +20,7 @@ from contractlang.cli.reading import (
     reading,
     write_set_aside,
 )
+from contractlang.cli.report import Report, write_report
 from contractlang.compare.model import Comparison
 from contractlang.compare.run import compare
 from contractlang.errors import ExitCode
@@ -28,6 +29,7 @@ from contractlang.pipeline.language import load_terms
 from contractlang.render.compare_csv import render_compare_csv
 from contractlang.render.compare_json import render_compare_json
 from contractlang.render.compare_terminal import render_comparison
+from contractlang.render.report import REPORT_SUFFIXES
 
 
 class CompareFormat(StrEnum):
@@ -95,6 +97,7 @@ def register(app: typer.Typer) -> None:
                 "billing settings, and search the price multiplier at which it passes.",
             ),
         ] = False,
+        report: Report = None,
         fmt: Annotated[
             CompareFormat,
             typer.Option(
@@ -118,6 +121,7 @@ def register(app: typer.Typer) -> None:
         files = [*paths, *([budget] if budget is not None and budget not in paths else [])]
         terms_paths, traces = split_terms_and_traces(files)
         outputs = Outputs([*terms_paths, *traces])
+        outputs.add(report, "--report", REPORT_SUFFIXES)
         options = reading(open_at, clock_skew, on_invalid, outputs)
         with progress_status() as step:
             step("reading terms")
@@ -132,6 +136,9 @@ def register(app: typer.Typer) -> None:
                 **options.load_options(),
             )
             write_set_aside(cmp.evaluation.trace, options)
+            if report is not None:
+                step("writing the report")
+                write_report(cmp, report)
         result = cmp.evaluation
         warnings = [*result.warnings, *(w for c in result.contracts for w in c.warnings)]
         if fmt is CompareFormat.json:
@@ -142,4 +149,6 @@ def register(app: typer.Typer) -> None:
         else:
             print_diagnostics(warnings, result.sources)
             render_comparison(cmp, out)
+        if report is not None:
+            err.print(f"wrote the report to {report}", markup=False)
         exit_with(exit_code(cmp))

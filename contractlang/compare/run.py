@@ -132,3 +132,20 @@ def check_ranking(terms: Terms, ranking: str | None) -> None:
         ],
         terms.sources,
     )
+
+
+def from_evaluation(evaluation: Evaluation) -> Comparison:
+    """An evaluation seen as a comparison without attribution (for `evaluate --report`): the
+    contracts ranked by the first budget, deltas against the first contract."""
+    meter = BudgetMeter([(b, None) for b in evaluation.budgets])
+    rank_by = evaluation.budgets[0].name if evaluation.budgets else None
+    order = ranks(list(evaluation.contracts), rank_by)
+    return Comparison(
+        evaluation,
+        tuple(ComparedContract(r, k) for r, k in zip(evaluation.contracts, order, strict=True)),
+        evaluation.contracts[0].name,
+        rank_by,
+        False,
+        None,
+        {b.name: meter.moved(b.name) for b in evaluation.budgets},
+    )

@@ -192,7 +192,7 @@ def price_chunks(tp: ToPass, c: ContractResult) -> list[list[str]]:
     p = tp.price
     if p is None:
         return [words("no requirement of the budget depends on the terms: prices do not matter.")]
-    scope = "" if p.scope == "budget" else " the requirements the terms move"
+    scope = "" if p.scope == "budget" else " the requirements the terms can move"
     if not p.intervals:
         never = _joined(list(p.never)) if p.never else ["the budget"]
         return [[*words(f"no price multiplier m in [0, 10] meets{scope or ' it'};"), *never,
@@ -203,16 +203,18 @@ def price_chunks(tp: ToPass, c: ContractResult) -> list[list[str]]:
         end = multiplier_text(largest)
         at = p.at_largest
         tail = [] if at is None or at.p95 is None else [
-            *words("(p95 cost per accepted run there:"), cash(c, at.p95) + ")"
+            *words("p95 cost per accepted run there:"), cash(c, at.p95) + "."
         ]  # fmt: skip
         if largest == 10:
             said = [*words(f"meets{scope or ' it'} at every multiplier up to"), "10×;"]
         elif tp.met or (p.scope == "terms" and largest >= 1):
-            said = [*words(f"headroom: meets{scope or ' it'} up to m ="), end,
-                    f"({percent_change(largest)}", *words("on every rate)")]  # fmt: skip
+            said = [*words(f"price headroom:{scope or ' the budget'} stay{'' if scope else 's'}"
+                           " met up to m ="), end,
+                    f"({percent_change(largest)}", *words("on every rate);")]  # fmt: skip
         else:
-            said = [*words(f"price to pass: meets{scope or ' it'} at m ≤"), end,
-                    f"({percent_change(largest)}", *words("on every rate)")]  # fmt: skip
+            said = [*words(f"price to pass:{scope or ' the budget'} "
+                           f"{'are' if scope else 'is'} met at m ≤"), end,
+                    f"({percent_change(largest)}", *words("on every rate);")]  # fmt: skip
         return [[*said, *tail]]
     spans = [
         f"[{multiplier_text(lo, up=True)[:-1]}, {multiplier_text(hi)[:-1]}]"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
-WIDTH = 560
+WIDTH = 720
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 CONFIG: dict[str, Any] = {
     "font": FONT,
@@ -50,7 +50,10 @@ def cost_distribution(
     points: Sequence[dict[str, Any]], limit: float | None, limit_label: str, currency: str
 ) -> dict[str, Any]:
     """Cost per accepted run at each percentile, one line per draft, with the budget's limit
-    (``points``: ``draft``, ``percentile``, ``cost``)."""
+    (``points``: ``draft``, ``percentile``, ``cost``). The cost axis is logarithmic when
+    every cost is above zero, so a limit far above the costs leaves their shape readable."""
+    log = all(p["cost"] > 0 for p in points) and (limit is None or limit > 0)
+    scale = {"type": "log"} if log else {}
     lines: dict[str, Any] = {
         "mark": {"type": "line", "strokeWidth": 2},
         "encoding": {
@@ -63,7 +66,8 @@ def cost_distribution(
             "y": {
                 "field": "cost",
                 "type": "quantitative",
-                "title": f"cost per accepted run ({currency})",
+                "scale": scale,
+                "title": f"cost per accepted run ({currency}{', log scale' if log else ''})",
             },
             "color": {"field": "draft", "type": "nominal", "title": "draft", "sort": None},
         },

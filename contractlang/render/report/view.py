@@ -44,6 +44,7 @@ TOP_CLAUSES = 6
 class Cell:
     text: str
     verdict: str = ""  # "met", "not met", "not measurable" or ""
+    sub: str = ""  # a second line (a requirement's margin)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,17 @@ class DraftNotes:
     to_pass: list[str]
     clauses: Table | None
     idle: list[str] = field(default_factory=list)
+
+    @property
+    def top(self) -> Table | None:
+        """The clauses that move the most (:data:`TOP_CLAUSES`)."""
+        if self.clauses is None:
+            return None
+        return Table(self.clauses.title, self.clauses.header, self.clauses.rows[:TOP_CLAUSES])
+
+    @property
+    def more(self) -> int:
+        return max(0, len(self.clauses.rows) - TOP_CLAUSES) if self.clauses is not None else 0
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,7 @@ class ReportView:
     method: list[str]
     generator: str
     attributed: bool
+    good: bool  # some draft meets every budget (or there is none)
 
 
 def build_view(cmp: Comparison, text: Escape) -> ReportView:
@@ -105,9 +118,8 @@ def build_view(cmp: Comparison, text: Escape) -> ReportView:
         else "no events"
     )
     about = [
-        t(
-            f"Trace: {s.runs:,} runs, {s.allocations:,} allocations, {s.rows_read:,} events, {span}."
-        ),
+        t(f"Trace: {s.runs:,} runs, {s.allocations:,} allocations, {s.rows_read:,} events,")
+        + t(f" {span}."),
         t(
             f"Ranked by budget “{cmp.ranking}”"
             + (f", headline {cmp.headline_requirement.text}." if cmp.headline_requirement else ".")
@@ -125,7 +137,7 @@ def build_view(cmp: Comparison, text: Escape) -> ReportView:
     )
     return ReportView(
         title=t(title),
-        verdict=t(" ".join(verdict_chunks(cmp))),
+        verdict=t(_capitalised(" ".join(verdict_chunks(cmp)))),
         about=about,
         drafts=names,
         summary=_summary(cmp, names, t),
@@ -138,13 +150,19 @@ def build_view(cmp: Comparison, text: Escape) -> ReportView:
         method=[t(x) for x in _method(cmp)],
         generator=t(f"contractlang {__version__}"),
         attributed=cmp.attributed,
+        good=not cmp.evaluation.budgets or any(c.result.budgets_met for c in ranked_cs),
     )
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _summary(cmp: Comparison, names: list[str], t: Escape) -> Table:
     rows = []
+    alone = len(cmp.contracts) == 1
     for f in comparison_figures(cmp):
-        if f.group == "runs" and f.label == "allocations":
+        if (f.group == "runs" and f.label == "allocations") or (alone and f.group == "ranking"):
             continue
         rows.append([Cell(t(f.label)), *(Cell(t(c)) for c in f.cells)])
     return Table("The drafts, best first", ["", *names], rows)
@@ -183,7 +201,7 @@ def _requirement_cell(r: RequirementResult, c: ContractResult, t: Escape) -> Cel
         return Cell(t("not measurable"), r.verdict)
     value = measure_human(r.value, r.unit, p)
     margin = signed_measure(r.margin, r.unit, p)
-    return Cell(t(f"{value} (margin {margin})"), r.verdict)
+    return Cell(t(value), r.verdict, t(f"margin {margin}"))
 
 
 def _promises(cs: list[ComparedContract], t: Escape) -> Table:
