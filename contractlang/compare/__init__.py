@@ -3,7 +3,8 @@ budget's headline, with deltas against a baseline; with attribution, every remov
 effect and what it would take for each draft to pass (design §7–§8, ``docs/compare.md``)::
 
     from contractlang.compare import compare
-    c = compare(["rulesets/"], "examples/trace.parquet", attribute_clauses=True)
+    drafts = sorted(Path("rulesets").glob("*.spot"))
+    c = compare(drafts, "examples/trace.parquet", attribute_clauses=True)
     c.ranked[0].name, c.ranked[0].to_pass
 """
 
