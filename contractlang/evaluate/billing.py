@@ -164,10 +164,13 @@ def apply_billable(lf: pl.LazyFrame, s: Settings) -> pl.LazyFrame:
     )
 
 
-def pick_rate(lf: pl.LazyFrame, c: ContractClauses, s: Settings) -> tuple[pl.LazyFrame, Val]:
+def pick_rate(
+    lf: pl.LazyFrame, c: ContractClauses, s: Settings, *, chosen: bool = False
+) -> tuple[pl.LazyFrame, Val]:
     """``rate_index`` and ``_price``: the first rate whose condition holds and whose price is
     not none. The prices are brought to one factor and scale and the applicable one picked
-    (the returned value reads ``_price``)."""
+    (the returned value reads ``_price``). ``chosen``: ``lf`` already holds this contract's
+    ``rate_index`` (a variant that changes no rate's condition), so only the price is read."""
     env = _env(lf, s)
     rates = c.rates
     prices = [compile_expr(r.price, env) for r in rates]
@@ -175,9 +178,14 @@ def pick_rate(lf: pl.LazyFrame, c: ContractClauses, s: Settings) -> tuple[pl.Laz
     rate_index: pl.Expr = pl.lit(None, dtype=pl.Int32)
     picked: pl.Expr = pl.lit(None, dtype=dec(scale))
     for k in reversed(range(len(rates))):
-        ok = condition(rates[k].when, env) & prices[k].expr.is_not_null()
-        rate_index = pl.when(ok).then(pl.lit(k, pl.Int32)).otherwise(rate_index)
+        if chosen:
+            ok = pl.col("rate_index") == k
+        else:
+            ok = condition(rates[k].when, env) & prices[k].expr.is_not_null()
+            rate_index = pl.when(ok).then(pl.lit(k, pl.Int32)).otherwise(rate_index)
         picked = pl.when(ok).then(aligned[k].cast(dec(scale))).otherwise(picked)
+    if chosen:
+        return lf.with_columns(_price=picked), Val(pl.col("_price"), "num", scale, factor)
     lf = lf.with_columns(rate_index=rate_index, _price=picked)
     return lf, Val(pl.col("_price"), "num", scale, factor)
 
@@ -187,7 +195,7 @@ def price_places(lf: pl.LazyFrame, c: ContractClauses, s: Settings) -> int:
     scale of the finest rate (a `trace.<column>` has 18 places); multiplying them by a
     multiplier of its own places needs that many more digits, so the price search first
     drops the places no price uses — losslessly."""
-    lf, price = pick_rate(lf, c, s)
+    lf, price = pick_rate(lf, c, s, chosen=True)
     col = pl.col("_price")
     exact = [
         (col.cast(dec(k)).cast(dec(price.scale)) == col).fill_null(True).all().alias(str(k))
@@ -208,8 +216,10 @@ def apply_rates(
 ) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
     """Step (5): the first rate whose condition holds and whose price is not none, its price
     (times ``multiplier``, when given; ``places``: how many decimal places the prices need,
-    from :func:`price_places`), ``charge``, ``replayed_cost`` and ``charge_minor``."""
-    lf, price = pick_rate(lf, c, s)
+    from :func:`price_places`), ``charge``, ``replayed_cost`` and ``charge_minor``. With a
+    multiplier, ``lf`` holds the rates chosen at m = 1 (the multiplier changes no rate's
+    condition, nor whether its price is none)."""
+    lf, price = pick_rate(lf, c, s, chosen=multiplier is not None)
     factor = price.factor
     rate_terms = tuple(
         Term("charge", c.label(r), r.span.line, "charge_minor", k, r) for k, r in enumerate(c.rates)

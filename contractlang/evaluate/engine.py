@@ -119,12 +119,18 @@ def allocation_amounts(
     contract: ast.Contract,
     file: str,
     source_text: str | None,
+    *,
+    priced: bool = False,
 ) -> tuple[pl.DataFrame, AllocationPlan, list[Diagnostic]]:
     """Step (7a) on the allocations after step (6): the allocation caps, then every amount
-    collected and checked (E405, E401, W401)."""
+    collected and checked (E405, E401, W401). ``priced``: the rates and the billable time are
+    those of an evaluation already checked (a variant that changed neither), so E401 and W401
+    cannot change and are not looked for again."""
     lf, allocation_caps = apply_allocation_caps(lf, caps["allocation"], s)
     plan = replace(plan, caps=allocation_caps)
     wide = collect_amounts(lf, contract, file, source_text)
+    if priced:
+        return wide, plan, []
     check_priced(contract, wide, file, source_text)
     return wide, plan, negative_credit_warnings(wide, plan, file)
 

@@ -156,14 +156,15 @@ def without(staged: Staged, clause: ast.Clause) -> ContractResult:
             kept = tuple(t for t in r.plan.credits if t.clause is not clause)
             lf = r.allocations.lazy().with_columns(credit_pool_minor=credit_pool(kept))
             plan = replace(r.plan, credits=kept, caps=())
-            return _from_allocations(staged, contract, s, lf, plan, staged.caps)
+            return _from_allocations(staged, contract, s, lf, plan, staged.caps, priced=True)
         case ast.Cap():
             caps = caps_by_level(contract, r.source_text)
             if clause.cap_level == "allocation":
                 lf = r.allocations.lazy().with_columns(
                     credit_pool_minor=credit_pool(r.plan.credits)
                 )
-                return _from_allocations(staged, contract, s, lf, replace(r.plan, caps=()), caps)
+                plan = replace(r.plan, caps=())
+                return _from_allocations(staged, contract, s, lf, plan, caps, priced=True)
             return settle_contract(
                 contract, s, r.allocations, r.plan, staged.sums, caps, (), r.source_text,
                 r.warnings, r.promises,
@@ -179,7 +180,7 @@ def at_multiplier(staged: Staged, multiplier: Fraction) -> ContractResult:
     lf, rates = apply_rates(r.allocations.lazy(), c, r.settings, multiplier, staged.price_places)
     lf, credits = apply_credits(lf, c, r.settings)
     plan = replace(r.plan, rates=rates, credits=credits, caps=())
-    return _from_allocations(staged, r.contract, r.settings, lf, plan, staged.caps)
+    return _from_allocations(staged, r.contract, r.settings, lf, plan, staged.caps, priced=True)
 
 
 def _rebill(staged: Staged, contract: ast.Contract, s: Settings) -> ContractResult:
@@ -210,10 +211,15 @@ def _from_allocations(
     lf: pl.LazyFrame,
     plan: AllocationPlan,
     caps: Caps,
+    *,
+    priced: bool = False,
 ) -> ContractResult:
-    """From the allocation caps on: amounts collected, run sums, caps above, settlement."""
+    """From the allocation caps on: amounts collected, run sums, caps above, settlement
+    (``priced``: rates and billable time as in the staged evaluation, already checked)."""
     r = staged.result
     file, text = staged.file, r.source_text
-    wide, plan, warnings = allocation_amounts(lf, plan, caps, s, contract, file, text)
+    wide, plan, warnings = allocation_amounts(
+        lf, plan, caps, s, contract, file, text, priced=priced
+    )
     sums = contract_run_sums(wide, staged.run_facts, plan, s, contract, file, text)
     return settle_contract(contract, s, wide, plan, sums, caps, (), text, warnings, r.promises)
