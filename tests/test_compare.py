@@ -12,6 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from support.compared import example_trace, rulesets_attributed
 from support.scenario import accepted, reclaimed, released, started, trace_frame
 
 from contractlang.compare import compare
@@ -21,7 +22,6 @@ from contractlang.evaluate.results import ContractResult
 from contractlang.evaluate.variants import removable_clauses
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import load_terms, terms_from_text
-from contractlang.trace.load import load_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))
@@ -203,9 +203,8 @@ def _outcome_figures(o: Outcome) -> tuple[object, ...]:
 
 @pytest.fixture(scope="module")
 def rulesets_compared():  # type: ignore[no-untyped-def]
-    terms = load_terms(RULESETS)
-    trace = load_trace(EXAMPLE)
-    return terms, trace, compare(terms, trace, attribute_clauses=True)
+    cmp = rulesets_attributed()
+    return load_terms(RULESETS), example_trace(), cmp
 
 
 BUDGETS = (ROOT / "rulesets" / "fy27-budget.spot").read_text(encoding="utf-8")
@@ -214,11 +213,11 @@ BUDGETS = (ROOT / "rulesets" / "fy27-budget.spot").read_text(encoding="utf-8")
 def test_attribution_matches_the_contract_with_the_clause_deleted_from_its_source(
     rulesets_compared,  # type: ignore[no-untyped-def]
 ) -> None:
-    terms, trace, cmp = rulesets_compared
+    _, trace, cmp = rulesets_compared
     budgets = BUDGETS
     checked = 0
     for c in cmp.contracts:
-        source = terms.source_of(c.result.contract)
+        source = c.result.source_text
         assert source is not None
         assert c.attribution is not None
         assert [a.clause.label for a in c.attribution] == [
@@ -261,7 +260,7 @@ def _decimal(m: Fraction) -> str:
 def test_the_price_to_pass_is_evaluated_exactly_at_the_multiplier_found(
     rulesets_compared,  # type: ignore[no-untyped-def]
 ) -> None:
-    terms, trace, cmp = rulesets_compared
+    _, trace, cmp = rulesets_compared
     budgets = BUDGETS
     for c in cmp.contracts:
         assert c.to_pass is not None
@@ -269,7 +268,7 @@ def test_the_price_to_pass_is_evaluated_exactly_at_the_multiplier_found(
         assert p is not None
         assert p.largest is not None
         assert p.at_largest is not None
-        source = terms.source_of(c.result.contract)
+        source = c.result.source_text
         assert source is not None
         edited = _multiplied(source, p.largest)
         reference = evaluate(terms_from_text(edited + "\n" + budgets, "m.spot"), trace).contracts[0]

@@ -10,15 +10,16 @@ import json
 from decimal import Decimal as D
 from pathlib import Path
 
+import polars as pl
 import pytest
 from rich.cells import cell_len
 from rich.console import Console
 from support.cli import no_traceback, run
+from support.compared import example_trace, rulesets_attributed
 
-from contractlang.compare import compare
-from contractlang.pipeline.language import load_terms
+from contractlang.pipeline.evaluation import evaluate
+from contractlang.pipeline.language import terms_from_text as load_terms_text
 from contractlang.render.compare_terminal import comparison_figures, render_comparison
-from contractlang.trace.load import load_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))
@@ -135,7 +136,7 @@ def test_csv_has_a_row_per_contract_and_figure(compared_json: dict) -> None:  # 
 
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_the_terminal_fits_the_width_with_five_drafts_and_splits_no_figure(width: int) -> None:
-    cmp = compare(load_terms(RULESETS), load_trace(EXAMPLE), attribute_clauses=True)
+    cmp = rulesets_attributed()
     file = io.StringIO()
     render_comparison(cmp, Console(file=file, width=width, color_system=None))
     lines = file.getvalue().splitlines()
@@ -146,3 +147,27 @@ def test_the_terminal_fits_the_width_with_five_drafts_and_splits_no_figure(width
     for c in cmp.contracts:
         assert any(c.name in line for line in lines)
     assert lines[0].startswith("none of the 5 drafts meets fy27-pretraining")
+
+
+def test_explain_attributes_each_clause_to_one_run() -> None:
+    northwind = ROOT / "rulesets" / "northwind-negotiated.spot"
+    result = run("explain", northwind, EXAMPLE, "--run", "run-000003", "--attribute")
+    no_traceback(result)
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    said = next(x for x in lines if x.startswith("  “slow replacement” (credit, line 48)"))
+    # the independent path: the contract with the clause deleted from its source text
+    source = northwind.read_text(encoding="utf-8")
+    start = source.index('  credit "slow replacement"')
+    end = source.index("  credit", start + 10)
+    edited = load_terms_text(source[:start] + source[end:])
+    reference = evaluate(edited, example_trace()).contracts[0]
+    row = reference.runs.filter(pl.col("run_id") == "run-000003").row(0, named=True)
+    assert f"without it {row['net']:,} USD;" in said
+    # with − without: the credit's one line, 10% of allocation a02's charge of 49.98 USD
+    # (4.998 → 5.00 USD, shown in the bill above it)
+    assert said.endswith("with − without: -5.00 USD")
+    bad = run(
+        "explain", northwind, EXAMPLE, "--run", "run-000003", "--attribute", "--format", "json"
+    )
+    assert bad.exit_code == 2

@@ -11,13 +11,13 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from support.cli import no_traceback, run
+from support.compared import rulesets_attributed
+from support.scenario import accepted, reclaimed, released, started, trace_frame
 
 from contractlang.compare import compare
-from contractlang.pipeline.language import load_terms, terms_from_text
+from contractlang.pipeline.language import terms_from_text
 from contractlang.render.report import render_html, render_markdown
-from contractlang.trace.load import load_trace
-from support.cli import no_traceback, run
-from support.scenario import accepted, reclaimed, released, started, trace_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))
@@ -61,7 +61,9 @@ EVENTS = [
 
 @pytest.fixture(scope="module")
 def small() -> object:
-    return compare(terms_from_text(DRAFTS, "drafts.spot"), trace_frame(EVENTS), attribute_clauses=True)
+    return compare(
+        terms_from_text(DRAFTS, "drafts.spot"), trace_frame(EVENTS), attribute_clauses=True
+    )
 
 
 def test_the_golden_markdown_report(small) -> None:  # type: ignore[no-untyped-def]
@@ -77,7 +79,10 @@ def test_the_golden_markdown_report(small) -> None:  # type: ignore[no-untyped-d
     assert "| cost per accepted run p95 (USD) | 10.85 | 14.85 |" in text
     assert "| Δ net billed vs steady | +0.00 USD | +18.00 USD |" in text
     # steady ranks first: both meet the budget, steady with the larger margin (25 − 10.85)
-    assert "best: steady, p95(cost\\_per\\_accepted\\_run) 10.85 USD, 14.15 USD under the limit" in text
+    assert (
+        "best: steady, p95(cost\\_per\\_accepted\\_run) 10.85 USD, 14.15 USD under the limit"
+        in text
+    )
     # without the exclusion lenient bills r1's first allocation too: 0.5 h × 3 = 1.50
     assert "| reclaimed early | exclusion | 10 | -1.50 USD |" in text
     # share(accepted) = 2 of 3 runs
@@ -115,7 +120,7 @@ def test_the_price_to_pass_is_the_last_multiplier_that_passes_within_a_tenth_of_
 
 
 def test_the_markdown_report_of_five_drafts_fits_a_comment_and_holds_no_html() -> None:
-    cmp = compare(load_terms(RULESETS), load_trace(EXAMPLE), attribute_clauses=True)
+    cmp = rulesets_attributed()
     text = render_markdown(cmp)
     assert len(text) < 65_000
     assert not re.search(r"(?<!\\)<", text), "an unescaped < could open an HTML tag"
@@ -169,7 +174,7 @@ def test_the_html_report_is_self_contained(small) -> None:  # type: ignore[no-un
 
 def test_reports_from_the_command_line(tmp_path: Path) -> None:
     html, md = tmp_path / "out.html", tmp_path / "out.md"
-    result = run("compare", *RULESETS, EXAMPLE, "--report", html)
+    result = run("compare", *RULESETS, EXAMPLE, "--report", html, "--attribute")
     no_traceback(result)
     assert result.exit_code == 1
     assert html.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")

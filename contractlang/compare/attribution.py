@@ -9,13 +9,16 @@ move (:class:`~.budgets.BudgetMeter`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
+
+import polars as pl
 
 from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import Attribution, Outcome, ToPass
 from contractlang.compare.price import price_to_pass
 from contractlang.errors import ContractlangError
-from contractlang.evaluate.variants import Staged, removable_clauses, without
+from contractlang.evaluate.variants import Removable, Staged, removable_clauses, without
 
 
 def attribute(
@@ -88,3 +91,30 @@ def ranked(
         return (0, -abs(moved or Fraction(0)), -abs(base.net_minor - a.without.net_minor))
 
     return sorted(attribution, key=key)
+
+
+@dataclass(frozen=True)
+class RunAttribution:
+    """One removable clause's effect on one run: the run's net without it (``None`` with
+    ``error`` when the contract cannot be evaluated without it)."""
+
+    clause: Removable
+    net_minor: int | None
+    error: str | None = None
+
+
+def attribute_run(staged: Staged, run_id: str) -> tuple[RunAttribution, ...]:
+    """Every removable clause of ``staged``'s contract, with ``run_id``'s net without it (the
+    whole trace is evaluated again: a month or contract cap shares its cut among every run)."""
+    r = staged.result
+    out = []
+    for rem in removable_clauses(r.contract, r.source_text):
+        try:
+            v = without(staged, rem.clause)
+        except ContractlangError as exc:
+            message = exc.diagnostics[0].message if exc.diagnostics else str(exc)
+            out.append(RunAttribution(rem, None, message))
+            continue
+        net = v.runs.filter(pl.col("run_id") == run_id)["net_minor"]
+        out.append(RunAttribution(rem, int(net[0]) if net.len() else None))
+    return tuple(out)

@@ -4,11 +4,16 @@ every contract taken out in turn and the price to pass searched."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from contractlang.compare.attribution import attribute, what_it_takes
+from contractlang.compare.attribution import (
+    RunAttribution,
+    attribute,
+    attribute_run,
+    what_it_takes,
+)
 from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import ComparedContract, Comparison, Outcome
 from contractlang.compare.rank import ranks
@@ -149,3 +154,37 @@ def from_evaluation(evaluation: Evaluation) -> Comparison:
         None,
         {b.name: meter.moved(b.name) for b in evaluation.budgets},
     )
+
+
+def attribute_for_run(
+    terms: TermsLike,
+    trace: TraceLike,
+    run_id: str,
+    *,
+    contracts: Sequence[str] | None = None,
+    open_at: datetime | None = None,
+    clock_skew: timedelta = DEFAULT_CLOCK_SKEW,
+    progress: Progress | None = None,
+) -> tuple[Evaluation, dict[str, tuple[RunAttribution, ...]]]:
+    """For `explain --attribute`: every contract (or those in ``contracts``) evaluated over
+    one derivation of the facts, and each removable clause's effect on the run ``run_id``."""
+    step = progress or (lambda _msg: None)
+    t, tr, facts = load_inputs(
+        terms, trace, open_at=open_at, clock_skew=clock_skew, progress=step,
+        check=lambda t: check_chosen(t, contracts),
+    )  # fmt: skip
+    allocations, run_facts = facts.collect()
+    chosen = [c for c in t.contracts if contracts is None or c.name in contracts]
+    check_against_trace(t, chosen, allocations)
+    meter = BudgetMeter([(b, t.source_of(b)) for b in t.budgets])
+    results, found = [], {}
+    known = set(run_facts["run_id"].to_list())
+    for contract in chosen:
+        step(f"attributing {contract.name}")
+        s = stage_contract(
+            contract, allocations, run_facts, t.source_of(contract), file=t.file_of(contract)
+        )
+        results.append(replace(s.result, budgets=meter.measure(s.result.runs)))
+        found[contract.name] = attribute_run(s, run_id) if run_id in known else ()
+    evaluation = Evaluation(tuple(results), t.budgets, tr, (*t.warnings, *tr.warnings), t.sources)
+    return evaluation, found
