@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -34,21 +33,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from bench_evaluate import peak_rss_kb  # this folder: the same measure of peak memory
+
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted(str(p) for p in (ROOT / "rulesets").glob("*.spot"))
 STEPS = ("evaluate", "compare", "attribute")
-
-
-def peak_rss_kb() -> int:
-    """This process's peak resident memory in kB (``VmHWM``: not carried over from a parent)."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def figures(contracts: Any) -> dict[str, Any]:

@@ -328,6 +328,8 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Pat
         tmp / "ledger.csv",
         "--runs",
         tmp / "runs.parquet",
+        "--report",
+        tmp / "report.md",
     )
     return result, tmp
 
@@ -366,3 +368,15 @@ def test_trace_out_writes_one_trace_per_draft_that_evaluates_the_same(
         assert same["totals"] == draft["totals"]
     assert pl.read_csv(tmp / "ledger.csv")["contract"].unique().len() == 2
     assert pl.read_parquet(tmp / "runs.parquet").height == 2
+
+
+def test_the_rehearsal_report_bills_each_draft(cli_run: tuple[Any, Path]) -> None:
+    result, tmp = cli_run
+    assert result.exit_code == 0, result.output
+    text = (tmp / "report.md").read_text(encoding="utf-8")
+    assert "Rehearsed: each draft is evaluated on the record of a rehearsal" in text
+    doc = json.loads(result.stdout)
+    for draft in doc["rehearsals"][0]["drafts"]:
+        assert draft["name"] in text
+        net = draft["totals"]["net"]  # the report's figure is the rehearsal's own
+        assert f"{float(net):,.2f}" in text

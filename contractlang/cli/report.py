@@ -26,8 +26,9 @@ Report = Annotated[
 ]
 
 
-def write_report(result: Comparison | Evaluation, path: Path) -> None:
-    """Render the report for ``path``'s extension and write it."""
-    cmp = result if isinstance(result, Comparison) else from_evaluation(result)
+def write_report(result: Comparison | Evaluation, path: Path, notes: tuple[str, ...] = ()) -> None:
+    """Render the report for ``path``'s extension and write it (``notes``: where the figures
+    come from, for contracts evaluated on traces of their own)."""
+    cmp = result if isinstance(result, Comparison) else from_evaluation(result, notes)
     text = render_report(cmp, path)
     write_file(path, lambda target: target.write_text(text, encoding="utf-8"))

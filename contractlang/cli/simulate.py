@@ -20,7 +20,10 @@ from contractlang.cli.common import (
 )
 from contractlang.cli.files import Outputs, write_table
 from contractlang.cli.inputs import progress_status, usage_error
+from contractlang.cli.report import Report, write_report
 from contractlang.errors import ExitCode
+from contractlang.evaluate.results import Evaluation
+from contractlang.render.report import REPORT_SUFFIXES
 from contractlang.render.simulate_json import render_simulation_json
 from contractlang.render.simulate_terminal import render_simulation
 from contractlang.simulate import Simulation, simulate
@@ -61,6 +64,22 @@ def prepare_trace_dir(path: Path | None) -> None:
         raise write_error(path, os_reason(exc)) from None
 
 
+SIMULATED = (
+    "Simulated: each draft is evaluated on the trace simulated under its own promises "
+    "(common random numbers keep the drafts in step); the figures carry Monte Carlo error — "
+    "the terminal and the JSON document give every 95% interval.",
+)
+
+
+def simulated_evaluation(sim: Simulation) -> Evaluation:
+    """Every simulated contract as one evaluation, for the report."""
+    first = sim.evaluations[0]
+    return Evaluation(
+        tuple(c.result for c in sim.contracts), sim.budgets, first.trace, sim.warnings,
+        sim.sources,
+    )  # fmt: skip
+
+
 def register(app: typer.Typer) -> None:
     @app.command("simulate")
     @guarded()
@@ -98,6 +117,7 @@ def register(app: typer.Typer) -> None:
         resamples: Annotated[
             int, typer.Option(metavar="N", help="Bootstrap resamples for the 95% intervals.")
         ] = RESAMPLES,
+        report: Report = None,
     ) -> None:
         """Simulate a workload under each contract's promises, evaluate the simulated
         traces, and give every figure with its Monte Carlo error.
@@ -113,6 +133,7 @@ def register(app: typer.Typer) -> None:
         outputs = Outputs([*terms, workload])
         outputs.add(ledger, "--ledger")
         outputs.add(runs, "--runs")
+        outputs.add(report, "--report", REPORT_SUFFIXES)
         prepare_trace_dir(trace_out)
         with progress_status() as step:
             result = simulate(
@@ -129,12 +150,15 @@ def register(app: typer.Typer) -> None:
             if runs is not None:
                 step("writing the per-run table")
                 write_table(result.runs_table(), runs)
+            if report is not None:
+                step("writing the report")
+                write_report(simulated_evaluation(result), report, SIMULATED)
         if fmt is OutputFormat.json:
             write_stdout(render_simulation_json(result))
         else:
             print_diagnostics(result.warnings, result.sources, OutputFormat.text)
             render_simulation(result, out)
-            for path, what in ((ledger, "ledger"), (runs, "per-run table")):
+            for path, what in ((ledger, "ledger"), (runs, "per-run table"), (report, "report")):
                 if path is not None:
                     err.print(f"wrote the {what} to {path}", markup=False)
             if trace_out is not None:

@@ -18,6 +18,7 @@ from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import Attribution, Outcome, ToPass
 from contractlang.compare.price import price_to_pass
 from contractlang.errors import ContractlangError
+from contractlang.evaluate.results import ContractResult
 from contractlang.evaluate.variants import Removable, Staged, removable_clauses, without
 
 
@@ -32,14 +33,20 @@ def attribute(
     out = []
     for rem in removable_clauses(r.contract, r.source_text):
         step(f"attributing {r.name}: without {rem.label}")
-        try:
-            v = without(staged, rem.clause)
-        except ContractlangError as exc:
-            message = exc.diagnostics[0].message if exc.diagnostics else str(exc)
-            out.append(Attribution(rem, None, message))
+        v, error = without_or_error(staged, rem)
+        if v is None:
+            out.append(Attribution(rem, None, error))
             continue
         out.append(Attribution(rem, Outcome.of(v, meter.measure(v.runs))))
     return tuple(out)
+
+
+def without_or_error(staged: Staged, rem: Removable) -> tuple[ContractResult | None, str | None]:
+    """The contract without the clause, or why it cannot be evaluated without it."""
+    try:
+        return without(staged, rem.clause), None
+    except ContractlangError as exc:
+        return None, exc.diagnostics[0].message if exc.diagnostics else str(exc)
 
 
 def what_it_takes(
@@ -109,11 +116,9 @@ def attribute_run(staged: Staged, run_id: str) -> tuple[RunAttribution, ...]:
     r = staged.result
     out = []
     for rem in removable_clauses(r.contract, r.source_text):
-        try:
-            v = without(staged, rem.clause)
-        except ContractlangError as exc:
-            message = exc.diagnostics[0].message if exc.diagnostics else str(exc)
-            out.append(RunAttribution(rem, None, message))
+        v, error = without_or_error(staged, rem)
+        if v is None:
+            out.append(RunAttribution(rem, None, error))
             continue
         net = v.runs.filter(pl.col("run_id") == run_id)["net_minor"]
         out.append(RunAttribution(rem, int(net[0]) if net.len() else None))

@@ -136,6 +136,9 @@ class Comparison:
     #: per budget, the positions of the requirements the terms move (the others the trace
     #: alone decides)
     moved: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: what a report says about where the figures come from, when not from one trace
+    #: (`simulate`, `rehearse`: each draft on its own trace)
+    notes: tuple[str, ...] = ()
 
     @property
     def headline_requirement(self) -> RequirementResult | None:

@@ -139,9 +139,10 @@ def check_ranking(terms: Terms, ranking: str | None) -> None:
     )
 
 
-def from_evaluation(evaluation: Evaluation) -> Comparison:
+def from_evaluation(evaluation: Evaluation, notes: tuple[str, ...] = ()) -> Comparison:
     """An evaluation seen as a comparison without attribution (for `evaluate --report`): the
-    contracts ranked by the first budget, deltas against the first contract."""
+    contracts ranked by the first budget, deltas against the first contract. ``notes`` say
+    where the figures come from when the contracts were not evaluated on one trace."""
     meter = BudgetMeter([(b, None) for b in evaluation.budgets])
     rank_by = evaluation.budgets[0].name if evaluation.budgets else None
     order = ranks(list(evaluation.contracts), rank_by)
@@ -153,6 +154,7 @@ def from_evaluation(evaluation: Evaluation) -> Comparison:
         False,
         None,
         {b.name: meter.moved(b.name) for b in evaluation.budgets},
+        notes,
     )
 
 

@@ -127,6 +127,7 @@ def build_view(cmp: Comparison, text: Escape) -> ReportView:
             else "No budget given: drafts ranked by net billed."
         ),
         t(f"Deltas (Δ) are against {cmp.baseline}."),
+        *(t(n) for n in cmp.notes),
     ]
     title = (
         f"{len(ranked_cs)} drafts against budget “{cmp.ranking}”"
@@ -357,7 +358,8 @@ def _runs(cmp: Comparison, names: list[str], t: Escape) -> Table:
             Cell(gpu_hours_human(lost)),
         ]
         for cc in cmp.ranked:
-            cells.append(Cell(t(minor_cash(cc.result, nets[cc.name][run]))))
+            net = nets[cc.name].get(run)
+            cells.append(Cell("—" if net is None else t(minor_cash(cc.result, net))))
         rows.append(cells)
     header = [
         "run",
