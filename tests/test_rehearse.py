@@ -379,4 +379,4 @@ def test_the_rehearsal_report_bills_each_draft(cli_run: tuple[Any, Path]) -> Non
     for draft in doc["rehearsals"][0]["drafts"]:
         assert draft["name"] in text
         net = draft["totals"]["net"]  # the report's figure is the rehearsal's own
-        assert f"{float(net):,.2f}" in text
+        assert f"{Decimal(net):,.2f}" in text
