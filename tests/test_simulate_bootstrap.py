@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
@@ -245,11 +246,9 @@ def test_report_of_a_simulation(files: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0
     text = report.read_text(encoding="utf-8")
     assert text.startswith("# ")
-    assert (
-        "Simulated: each draft is evaluated on the trace simulated under its own promises" in text
-    )
+    assert "Simulated: each draft is evaluated on the trace simulated under its own" in text
     # the report's net is the simulation's (the same evaluation)
-    doc = json.loads(run("simulate", files / "d.spot", files / "loose.spot", "--workload",
-                         files / "w.toml", "--resamples", 200, "--format", "json").stdout)  # fmt: skip
-    net = doc["contracts"][0]["totals"]["net"]
-    assert f"| net billed (USD) | {float(net):,.2f} |" in text
+    again = run("simulate", files / "d.spot", files / "loose.spot", "--workload",
+                files / "w.toml", "--resamples", 200, "--format", "json")  # fmt: skip
+    net = json.loads(again.stdout)["contracts"][0]["totals"]["net"]
+    assert f"| net billed (USD) | {Decimal(net):,.2f} |" in text
