@@ -13,6 +13,7 @@ from contractlang.evaluate.results import (
     ContractResult,
     Evaluation,
     RequirementResult,
+    Totals,
 )
 from contractlang.evaluate.variants import Removable
 
@@ -32,7 +33,10 @@ class Outcome:
 
     @classmethod
     def of(cls, r: ContractResult, budgets: tuple[BudgetResult, ...]) -> Outcome:
-        t = r.totals
+        return cls.of_totals(r.totals, budgets)
+
+    @classmethod
+    def of_totals(cls, t: Totals, budgets: tuple[BudgetResult, ...]) -> Outcome:
         return cls(
             t.gross_minor,
             t.credits_minor + t.cap_cuts_minor,

@@ -9,7 +9,9 @@ the interval's end — a multiplier at which the draft was evaluated exactly. A 
 narrower than the grid's step can be missed; every evaluation is kept (``probes``).
 
 Each evaluation restarts at the charge (:func:`~contractlang.evaluate.variants.at_multiplier`)
-and measures only the requirements the terms move (:class:`~.budgets.BudgetMeter`).
+— or, for a contract whose bill is its charges alone, the whole grid comes from one pass in
+exact integers (:func:`~contractlang.evaluate.variants.nets_at`) — and measures only the
+requirements the terms move (:class:`~.budgets.BudgetMeter`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from fractions import Fraction
 
 from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import Outcome, PriceScope, PriceToPass, Probe
-from contractlang.evaluate.variants import Staged, at_multiplier
+from contractlang.evaluate.variants import Staged, at_multiplier, charges_alone, nets_at
 
 #: The grid checked first: 0, 0.5, …, 10.
 GRID = tuple(Fraction(k, 2) for k in range(21))
@@ -66,15 +68,7 @@ def price_to_pass(
     considered = None if scope == "budget" else set(meter.moved(budget))
     probes: dict[Fraction, Probe] = {}
 
-    def probe(m: Fraction) -> Probe:
-        if m in probes:
-            return probes[m]
-        if m == 1:
-            outcome = base
-        else:
-            step(f"pricing {staged.result.name} at {float(m):g}×")
-            r = at_multiplier(staged, m)
-            outcome = Outcome.of(r, meter.measure(r.runs))
+    def record(m: Fraction, outcome: Outcome) -> Probe:
         found = outcome.budget(budget)
         assert found is not None
         failing = tuple(
@@ -85,7 +79,30 @@ def price_to_pass(
         probes[m] = Probe(m, not failing, failing, outcome)
         return probes[m]
 
-    grid = [probe(m) for m in GRID]
+    def evaluate_at(ms: list[Fraction]) -> None:
+        """Evaluate the multipliers not yet probed: all in one pass when the bill is its
+        charges alone, else one by one from the charge."""
+        todo = [m for m in ms if m not in probes and m != 1]
+        if 1 in ms and 1 not in probes:
+            record(Fraction(1), base)
+        if not todo:
+            return
+        step(f"pricing {staged.result.name} at {', '.join(f'{float(m):g}×' for m in todo)}")
+        batch = nets_at(staged, todo) if charges_alone(staged) else None
+        if batch is not None:
+            for m, (runs, t) in zip(todo, batch, strict=True):
+                record(m, Outcome.of_totals(t, meter.measure(runs)))
+            return
+        for m in todo:
+            r = at_multiplier(staged, m)
+            record(m, Outcome.of(r, meter.measure(r.runs)))
+
+    def probe(m: Fraction) -> Probe:
+        evaluate_at([m])
+        return probes[m]
+
+    evaluate_at(list(GRID))
+    grid = [probes[m] for m in GRID]
     intervals = _intervals(grid, probe)
     largest = max((hi for _, hi in intervals), default=None)
     never: tuple[str, ...] = ()
