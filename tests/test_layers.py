@@ -28,7 +28,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("contractlang.fmt", "contractlang.compile", "contractlang.importers"),
     ("contractlang.evaluate",),
     ("contractlang.pipeline",),
-    ("contractlang.simulate", "contractlang.rehearse", "contractlang.reconcile"),
+    (
+        "contractlang.simulate",
+        "contractlang.rehearse",
+        "contractlang.reconcile",
+        "contractlang.compare",
+    ),
     ("contractlang.render",),
     ("contractlang.fixtures",),
     ("contractlang.cli",),

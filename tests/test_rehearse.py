@@ -115,6 +115,8 @@ def rehearsed(tmp_path_factory: pytest.TempPathFactory) -> Rehearsed:
             tmp / "ledger.csv",
             "--runs",
             tmp / "runs.parquet",
+            "--report",
+            tmp / "report.md",
         )
     no_traceback(result)
     assert result.exit_code == 0, result.output
@@ -409,3 +411,15 @@ def test_a_job_that_finishes_within_the_notice_is_released_and_not_started_again
         assert (line["alloc_id"], line["kind"]) == ("rehearsal-a1", "charge")
         assert Decimal(line["amount"]) == cents(Fraction(PRICE) * gpu_hours)
     assert a1["replayed_seconds"] == "0"
+
+
+def test_the_rehearsal_report_bills_each_draft(rehearsed: Rehearsed) -> None:
+    result, tmp = rehearsed.result, rehearsed.tmp
+    assert result.exit_code == 0, result.output
+    text = (tmp / "report.md").read_text(encoding="utf-8")
+    assert "Rehearsed: each draft is evaluated on the record of a rehearsal" in text
+    doc = json.loads(result.stdout)
+    for draft in doc["rehearsals"][0]["drafts"]:
+        assert draft["name"] in text
+        net = draft["totals"]["net"]  # the report's figure is the rehearsal's own
+        assert f"{Decimal(net):,.2f}" in text

@@ -279,3 +279,19 @@ def test_bad_flags_exit_2(files: Path) -> None:
     result = run("simulate", files / "w.toml", "--workload", files / "w.toml")
     assert result.exit_code == 2
     assert "is not a `.spot` terms file" in result.output
+
+
+def test_report_of_a_simulation(files: Path, tmp_path: Path) -> None:
+    report = tmp_path / "sim.md"
+    result = run("simulate", files / "d.spot", files / "loose.spot", "--workload",
+                 files / "w.toml", "--resamples", 200, "--report", report)  # fmt: skip
+    no_traceback(result)
+    assert result.exit_code == 0
+    text = report.read_text(encoding="utf-8")
+    assert text.startswith("# ")
+    assert "Simulated: each draft is evaluated on the trace simulated under its own" in text
+    # the report's net is the simulation's (the same evaluation)
+    again = run("simulate", files / "d.spot", files / "loose.spot", "--workload",
+                files / "w.toml", "--resamples", 200, "--format", "json")  # fmt: skip
+    net = json.loads(again.stdout)["contracts"][0]["totals"]["net"]
+    assert f"| net billed (USD) | {Decimal(net):,.2f} |" in text

@@ -56,6 +56,7 @@ def _root(
 #: a module with a trailing underscore (`import` in ``import_.py``).
 COMMANDS: list[str] = [
     "check",
+    "compare",
     "evaluate",
     "explain",
     "fmt",

@@ -151,7 +151,7 @@ def guarded(fmt_param: str | None = "fmt") -> Callable[[Callable[P, R]], Callabl
             except (typer.Exit, typer.Abort, KeyboardInterrupt):
                 raise
             except ContractlangError as exc:
-                to_stdout = OutputFormat(str(fmt)) is OutputFormat.json and not _about_stdout(exc)
+                to_stdout = str(fmt) == OutputFormat.json.value and not _about_stdout(exc)
                 try:
                     print_diagnostics(
                         exc.diagnostics,

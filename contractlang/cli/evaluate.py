@@ -26,11 +26,13 @@ from contractlang.cli.reading import (
     reading,
     write_set_aside,
 )
+from contractlang.cli.report import Report, write_report
 from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
 from contractlang.evaluate.results import Evaluation
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.render.json_report import render_json
+from contractlang.render.report import REPORT_SUFFIXES
 from contractlang.render.terminal import render_summary
 
 
@@ -66,6 +68,7 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option(metavar="NAME", help="Evaluate only this contract (repeatable)."),
         ] = None,
+        report: Report = None,
         open_at: OpenAt = None,
         clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
         on_invalid: OnInvalid = "strict",
@@ -79,6 +82,7 @@ def register(app: typer.Typer) -> None:
         outputs = Outputs([*terms, *traces])
         outputs.add(ledger, "--ledger")
         outputs.add(runs, "--runs")
+        outputs.add(report, "--report", REPORT_SUFFIXES)
         options = reading(open_at, clock_skew, on_invalid, outputs)
         with progress_status() as step:
             result = evaluate(
@@ -91,13 +95,16 @@ def register(app: typer.Typer) -> None:
             if runs is not None:
                 step("writing the per-run table")
                 write_table(result.runs_table(), runs)
+            if report is not None:
+                step("writing the report")
+                write_report(result, report)
         warnings = [*result.warnings, *(w for c in result.contracts for w in c.warnings)]
         if fmt is OutputFormat.json:
             write_stdout(render_json(result))
         else:
             print_diagnostics(warnings, result.sources, OutputFormat.text)
             render_summary(result, out)
-            for path, what in ((ledger, "ledger"), (runs, "per-run table")):
+            for path, what in ((ledger, "ledger"), (runs, "per-run table"), (report, "report")):
                 if path is not None:
                     err.print(f"wrote the {what} to {path}", markup=False)
         exit_with(exit_code(result))

@@ -15,9 +15,11 @@ from contractlang.cli.inputs import (
     usage_error,
 )
 from contractlang.cli.reading import DEFAULT_CLOCK_SKEW, ClockSkew, OpenAt, reading
+from contractlang.compare.run import attribute_for_run
 from contractlang.errors import ExitCode
 from contractlang.pipeline.evaluation import evaluate
-from contractlang.render.explain import ExplainError, explain_runs
+from contractlang.render.explain import ExplainError, explain_run, explain_runs
+from contractlang.render.explain_attribution import run_attribution_text
 from contractlang.render.explain_json import render_explain_json
 
 
@@ -45,6 +47,14 @@ def register(app: typer.Typer) -> None:
             OutputFormat,
             typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
         ] = OutputFormat.text,
+        attribute: Annotated[
+            bool,
+            typer.Option(
+                "--attribute",
+                help="After each bill, the run's net without each exclusion, credit, cap and "
+                "billing setting (text only).",
+            ),
+        ] = False,
     ) -> None:
         """Every line of one run's bill, with the facts and the term behind it.
 
@@ -53,13 +63,25 @@ def register(app: typer.Typer) -> None:
         """
         terms, traces = split_terms_and_traces(paths)
         options = reading(open_at, clock_skew, "strict", Outputs())
+        if attribute and fmt is OutputFormat.json:
+            raise usage_error("`--attribute` shows text: leave out `--format json`")
         with progress_status() as step:
-            result = evaluate(
-                terms, traces, progress=step, contracts=contract, **options.load_options()
-            )
+            if attribute:
+                result, found = attribute_for_run(
+                    terms, traces, run, contracts=contract, progress=step,
+                    open_at=options.open_at, clock_skew=options.clock_skew,
+                )  # fmt: skip
+            else:
+                result = evaluate(
+                    terms, traces, progress=step, contracts=contract, **options.load_options()
+                )
         try:
             if fmt is OutputFormat.json:
                 write_stdout(render_explain_json(result, run, alloc))
+            elif attribute:
+                for c in result.contracts:
+                    out.print(explain_run(c, run, alloc), markup=False)
+                    out.print(run_attribution_text(c, run, found[c.name]), markup=False, end="")
             else:
                 out.print(explain_runs(result, run, alloc), markup=False, end="")
         except ExplainError as exc:

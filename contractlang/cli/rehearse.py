@@ -19,8 +19,10 @@ from contractlang.cli.common import (
 )
 from contractlang.cli.files import TRACE_SUFFIXES, Outputs
 from contractlang.cli.inputs import progress_status, usage_error
+from contractlang.cli.report import Report, write_report
 from contractlang.cli.tables import write_table, write_trace_file
 from contractlang.errors import ExitCode
+from contractlang.evaluate.results import Evaluation
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
 from contractlang.rehearse import AllocationSpec, RehearsalReport, RehearsalSettings, rehearse
@@ -37,6 +39,7 @@ from contractlang.rehearse.settings import (
 )
 from contractlang.render.rehearsal import render_rehearsal
 from contractlang.render.rehearsal_json import render_json
+from contractlang.render.report import REPORT_SUFFIXES
 
 #: The exit code of a rehearsal stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells use).
 INTERRUPTED = 130
@@ -80,6 +83,21 @@ def _command(command: str | None, mock: bool) -> tuple[tuple[str, ...], str]:
             help='e.g. contractlang rehearse terms.spot --command "python train.py"',
         )
     return command_from_text(command), command
+
+
+REHEARSED = (
+    "Rehearsed: each draft is evaluated on the record of a rehearsal under its own promises "
+    "(drafts with the same promises share one); the terminal shows the rehearsal's timeline.",
+)
+
+
+def rehearsed_evaluation(rehearsed: RehearsalReport) -> Evaluation:
+    """Every rehearsed draft as one evaluation, in the terms' order, for the report."""
+    first = rehearsed.rehearsals[0].evaluation
+    return Evaluation(
+        tuple(c for c, _ in rehearsed.drafts()), rehearsed.budgets, first.trace,
+        rehearsed.warnings, rehearsed.sources,
+    )  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:
@@ -154,6 +172,7 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(metavar="DIR", help="Write each draft's trace as DIR/<contract>.parquet."),
         ] = None,
+        report: Report = None,
     ) -> None:
         """Interrupt a real job as a spot provider would, and bill what happened under each
         draft.
@@ -172,6 +191,7 @@ def register(app: typer.Typer) -> None:
         outputs = Outputs(terms)
         outputs.add(ledger, "--ledger")
         outputs.add(runs, "--runs")
+        outputs.add(report, "--report", REPORT_SUFFIXES)
         checked = load_terms(terms)
         plan_outputs(outputs, checked, trace_out, workdir)
         settings = RehearsalSettings(
@@ -197,7 +217,7 @@ def register(app: typer.Typer) -> None:
         )
         try:
             with progress_status() as step:
-                report = rehearse(checked, settings, progress=step, ready=outputs.make_folders)
+                rehearsed = rehearse(checked, settings, progress=step, ready=outputs.make_folders)
         except KeyboardInterrupt:
             outputs.remove_empty_folders()
             err.print("rehearsal interrupted: the job's processes were stopped", markup=False)
@@ -205,23 +225,31 @@ def register(app: typer.Typer) -> None:
         except BaseException:
             outputs.remove_empty_folders()
             raise
-        _write(report, ledger, runs, trace_out)
+        _write(rehearsed, ledger, runs, trace_out)
+        if report is not None:
+            write_report(rehearsed_evaluation(rehearsed), report, REHEARSED)
+            err.print(f"wrote the report to {report}", markup=False)
         warnings = [
-            *report.warnings,
-            *(w for r in report.rehearsals for w in r.record.warnings),
-            *(w for r in report.rehearsals for c in r.contracts for w in c.warnings),
+            *rehearsed.warnings,
+            *(w for r in rehearsed.rehearsals for w in r.record.warnings),
+            *(w for r in rehearsed.rehearsals for c in r.contracts for w in c.warnings),
         ]
         if fmt is OutputFormat.json:
-            write_stdout(render_json(report))
+            write_stdout(render_json(rehearsed))
         else:
-            print_diagnostics(warnings, report.sources, OutputFormat.text)
+            print_diagnostics(warnings, rehearsed.sources, OutputFormat.text)
             given = [
                 f
-                for f, v in (("--trace-out", trace_out), ("--ledger", ledger), ("--runs", runs))
+                for f, v in (
+                    ("--trace-out", trace_out),
+                    ("--ledger", ledger),
+                    ("--runs", runs),
+                    ("--report", report),
+                )
                 if v
             ]
-            render_rehearsal(report, out, given)
-        exit_with(exit_code(report))
+            render_rehearsal(rehearsed, out, given)
+        exit_with(exit_code(rehearsed))
 
 
 def _write(

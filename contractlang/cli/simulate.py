@@ -22,10 +22,13 @@ from contractlang.cli.common import (
 )
 from contractlang.cli.files import Outputs
 from contractlang.cli.inputs import progress_status, usage_error
+from contractlang.cli.report import Report, write_report
 from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
+from contractlang.evaluate.results import Evaluation
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
+from contractlang.render.report import REPORT_SUFFIXES
 from contractlang.render.simulate_json import render_simulation_json
 from contractlang.render.simulate_terminal import render_simulation
 from contractlang.simulate import LoadedWorkload, Simulation, load_workload, simulate
@@ -57,14 +60,16 @@ def plan_outputs(
     contracts: list[str] | None,
     files: dict[str, Path | None],
     trace_out: Path | None,
+    report: Path | None = None,
 ) -> None:
     """Every file the command reads and writes, checked before any work: no output is an
     input (the terms, the workload, its availability trace) or another output (``--ledger``,
-    ``--runs``, each ``DIR/<contract>.parquet``), E502 otherwise."""
+    ``--runs``, ``--report``, each ``DIR/<contract>.parquet``), E502 otherwise."""
     outputs = Outputs([*terms, lw.source.name, *lw.inputs])
     outputs.add_folder(trace_out, "--trace-out")  # first: other outputs may be made in it
     for flag, path in files.items():
         outputs.add(path, flag)
+    outputs.add(report, "--report", REPORT_SUFFIXES)
     if trace_out is not None:
         for path in trace_files(t, trace_out, contracts):
             outputs.add(path, "--trace-out", (".parquet",))
@@ -89,6 +94,22 @@ def trace_dir(path: Path | None) -> Iterator[None]:
             with suppress(OSError):
                 path.rmdir()  # only when empty
         raise
+
+
+SIMULATED = (
+    "Simulated: each draft is evaluated on the trace simulated under its own promises "
+    "(common random numbers keep the drafts in step); the figures carry Monte Carlo error — "
+    "the terminal and the JSON document give every 95% interval.",
+)
+
+
+def simulated_evaluation(sim: Simulation) -> Evaluation:
+    """Every simulated contract as one evaluation, for the report."""
+    first = sim.evaluations[0]
+    return Evaluation(
+        tuple(c.result for c in sim.contracts), sim.budgets, first.trace, sim.warnings,
+        sim.sources,
+    )  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:
@@ -135,6 +156,7 @@ def register(app: typer.Typer) -> None:
         resamples: Annotated[
             int, typer.Option(metavar="N", help="Bootstrap resamples for the 95% intervals.")
         ] = RESAMPLES,
+        report: Report = None,
     ) -> None:
         """Simulate a workload under each contract's promises, evaluate the simulated
         traces, and give every figure with its Monte Carlo error.
@@ -153,7 +175,9 @@ def register(app: typer.Typer) -> None:
             choose(t, contract, baseline)
             step("reading the workload")
             lw = load_workload(workload)
-            plan_outputs(terms, t, lw, contract, {"--ledger": ledger, "--runs": runs}, trace_out)
+            plan_outputs(
+                terms, t, lw, contract, {"--ledger": ledger, "--runs": runs}, trace_out, report
+            )
             with trace_dir(trace_out):
                 result = simulate(
                     t,
@@ -170,12 +194,15 @@ def register(app: typer.Typer) -> None:
             if runs is not None:
                 step("writing the per-run table")
                 write_table(result.runs_table(), runs)
+            if report is not None:
+                step("writing the report")
+                write_report(simulated_evaluation(result), report, SIMULATED, result.baseline)
         if fmt is OutputFormat.json:
             write_stdout(render_simulation_json(result))
         else:
             print_diagnostics(result.warnings, result.sources, OutputFormat.text)
             render_simulation(result, out)
-            for path, what in ((ledger, "ledger"), (runs, "per-run table")):
+            for path, what in ((ledger, "ledger"), (runs, "per-run table"), (report, "report")):
                 if path is not None:
                     err.print(f"wrote the {what} to {path}", markup=False)
             if trace_out is not None:

@@ -11,6 +11,10 @@ sums — is exact integer arithmetic.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
 import polars as pl
 
 from contractlang.compile import (
@@ -22,6 +26,7 @@ from contractlang.compile import (
     compile_expr,
     condition,
     dec,
+    lit_decimal,
     mul,
     to_micros,
     to_money,
@@ -58,9 +63,17 @@ def price_times_time(per_gpu: Val, us: pl.Expr) -> pl.Expr:
 
 
 def apply_contract(
-    facts: pl.LazyFrame, contract: ast.Contract, s: Settings, source_text: str | None
+    facts: pl.LazyFrame,
+    contract: ast.Contract,
+    s: Settings,
+    source_text: str | None,
+    *,
+    multiplier: Fraction | None = None,
 ) -> tuple[pl.LazyFrame, AllocationPlan]:
-    """Extend the allocation facts with the contract's allocation-level columns.
+    """Extend the allocation facts with the contract's allocation-level columns, steps (2)–(6)
+    in order (:func:`apply_exclusions`, :func:`apply_billable`, :func:`apply_rates`,
+    :func:`apply_credits`). ``multiplier`` scales the price of every rate (``compare``'s price
+    to pass); credits' and caps' own money constants are left as written.
 
     Columns added: ``runtime_us``; ``excluded_by`` (index of the whole-allocation exclusion
     that applies, or null); ``excl_<j>_us`` per duration exclusion; ``billable_us`` and
@@ -69,18 +82,57 @@ def apply_contract(
     ``charge_minor``; ``credit_<m>`` (Decimal 38,20, null where the credit does not apply) and
     ``credit_<m>_minor``; ``credit_pool_minor``, the sum of the credits (before caps).
     """
+    c = ContractClauses.of(contract, source_text)
+    lf, whole_terms, dur_terms = apply_exclusions(facts, c, s)
+    lf = apply_billable(lf, s)
+    lf, rate_terms = apply_rates(lf, c, s, multiplier)
+    lf, credit_terms = apply_credits(lf, c, s)
+    plan = AllocationPlan(
+        whole_exclusions=whole_terms,
+        duration_exclusions=dur_terms,
+        rates=rate_terms,
+        credits=credit_terms,
+    )
+    return lf, plan
 
-    def label(c: ast.Clause) -> str:
-        return term_label(c, source_text)
 
-    schema = dict(facts.collect_schema())
-    env = Env(columns=schema, promises=s.promise_exprs)
+@dataclass(frozen=True)
+class ContractClauses:
+    """A contract's allocation-level clauses by kind, in file order, with its source text (for
+    the ledger's labels)."""
 
-    whole = [c for c in contract.clauses if isinstance(c, ast.ExcludeAllocation)]
-    durs = [c for c in contract.clauses if isinstance(c, ast.ExcludeDuration)]
-    rates = [c for c in contract.clauses if isinstance(c, ast.Rate)]
-    credits = [c for c in contract.clauses if isinstance(c, ast.Credit)]
+    whole: tuple[ast.ExcludeAllocation, ...]
+    durations: tuple[ast.ExcludeDuration, ...]
+    rates: tuple[ast.Rate, ...]
+    credits: tuple[ast.Credit, ...]
+    source_text: str | None
 
+    @classmethod
+    def of(cls, contract: ast.Contract, source_text: str | None) -> ContractClauses:
+        cs = contract.clauses
+        return cls(
+            tuple(c for c in cs if isinstance(c, ast.ExcludeAllocation)),
+            tuple(c for c in cs if isinstance(c, ast.ExcludeDuration)),
+            tuple(c for c in cs if isinstance(c, ast.Rate)),
+            tuple(c for c in cs if isinstance(c, ast.Credit)),
+            source_text,
+        )
+
+    def label(self, clause: ast.Clause) -> str:
+        return term_label(clause, self.source_text)
+
+
+def _env(lf: pl.LazyFrame, s: Settings) -> Env:
+    return Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs)
+
+
+def apply_exclusions(
+    facts: pl.LazyFrame, c: ContractClauses, s: Settings
+) -> tuple[pl.LazyFrame, tuple[Term, ...], tuple[Term, ...]]:
+    """Steps (2) and (3): ``runtime_us``, ``excluded_by``, ``excl_<j>_us`` and what remains,
+    ``remaining_us``; the whole-allocation and the duration exclusion terms."""
+    env = _env(facts, s)
+    whole, durs = c.whole, c.durations
     # (2) whole-allocation exclusions: the first that applies names the line
     excluded_by: pl.Expr = pl.lit(None, dtype=pl.Int32)
     for i in reversed(range(len(whole))):
@@ -106,9 +158,16 @@ def apply_contract(
         lf = lf.with_columns(removed.otherwise(0).alias(col)).with_columns(
             remaining_us=pl.col("remaining_us") - pl.col(col)
         )
-        dur_terms.append(Term("exclusion", label(x), x.span.line, col, j, x))
+        dur_terms.append(Term("exclusion", c.label(x), x.span.line, col, j, x))
+    whole_terms = tuple(
+        Term("exclusion", c.label(x), x.span.line, "excluded_by", i, x) for i, x in enumerate(whole)
+    )
+    return lf, whole_terms, tuple(dur_terms)
 
-    # (4) increment and minimum on what remains
+
+def apply_billable(lf: pl.LazyFrame, s: Settings) -> pl.LazyFrame:
+    """Step (4): ``billable_us`` and ``billable_time``, the increment and the minimum applied
+    to what the exclusions left."""
     inc, minimum = s.increment_us, s.minimum_us
     rounded = round_up(pl.col("remaining_us"), inc)
     billable = (
@@ -116,32 +175,82 @@ def apply_contract(
         .then(0)
         .otherwise(pl.max_horizontal(rounded, pl.lit(minimum, pl.Int64)))
     )
-    lf = lf.with_columns(billable_us=billable).with_columns(
+    return lf.with_columns(billable_us=billable).with_columns(
         billable_time=pl.duration(microseconds=pl.col("billable_us"))
     )
-    env = Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs)
 
-    # (5) the first rate whose condition holds and whose price is not none: the prices are
-    # brought to one factor and scale, the applicable one picked, then multiplied out once
+
+def pick_rate(
+    lf: pl.LazyFrame, c: ContractClauses, s: Settings, *, chosen: bool = False
+) -> tuple[pl.LazyFrame, Val]:
+    """``rate_index`` and ``_price``: the first rate whose condition holds and whose price is
+    not none. The prices are brought to one factor and scale and the applicable one picked
+    (the returned value reads ``_price``). ``chosen``: ``lf`` already holds this contract's
+    ``rate_index`` (a variant that changes no rate's condition), so only the price is read."""
+    env = _env(lf, s)
+    rates = c.rates
     prices = [compile_expr(r.price, env) for r in rates]
     aligned, factor, scale = align(prices)
     rate_index: pl.Expr = pl.lit(None, dtype=pl.Int32)
     picked: pl.Expr = pl.lit(None, dtype=dec(scale))
     for k in reversed(range(len(rates))):
-        ok = condition(rates[k].when, env) & prices[k].expr.is_not_null()
-        rate_index = pl.when(ok).then(pl.lit(k, pl.Int32)).otherwise(rate_index)
+        if chosen:
+            ok = pl.col("rate_index") == k
+        else:
+            ok = condition(rates[k].when, env) & prices[k].expr.is_not_null()
+            rate_index = pl.when(ok).then(pl.lit(k, pl.Int32)).otherwise(rate_index)
         picked = pl.when(ok).then(aligned[k].cast(dec(scale))).otherwise(picked)
-    rate_terms = [
-        Term("charge", label(r), r.span.line, "charge_minor", k, r) for k, r in enumerate(rates)
-    ]
+    if chosen:
+        return lf.with_columns(_price=picked), Val(pl.col("_price"), "num", scale, factor)
     lf = lf.with_columns(rate_index=rate_index, _price=picked)
-    price = Val(pl.col("_price"), "num", scale, factor)
+    return lf, Val(pl.col("_price"), "num", scale, factor)
+
+
+def price_places(lf: pl.LazyFrame, c: ContractClauses, s: Settings) -> int:
+    """The fewest decimal places at which every picked price is exact. Prices are held at the
+    scale of the finest rate (a `trace.<column>` has 18 places); multiplying them by a
+    multiplier of its own places needs that many more digits, so the price search first
+    drops the places no price uses — losslessly."""
+    lf, price = pick_rate(lf, c, s, chosen=True)
+    col = pl.col("_price")
+    exact = [
+        (col.cast(dec(k)).cast(dec(price.scale)) == col).fill_null(True).all().alias(str(k))
+        for k in range(price.scale)
+    ]
+    if not exact:
+        return price.scale
+    row = lf.select(exact).collect().row(0)
+    return next((k for k, ok in enumerate(row) if ok), price.scale)
+
+
+def apply_rates(
+    lf: pl.LazyFrame,
+    c: ContractClauses,
+    s: Settings,
+    multiplier: Fraction | None = None,
+    places: int | None = None,
+) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
+    """Step (5): the first rate whose condition holds and whose price is not none, its price
+    (times ``multiplier``, when given; ``places``: how many decimal places the prices need,
+    from :func:`price_places`), ``charge``, ``replayed_cost`` and ``charge_minor``. With a
+    multiplier, ``lf`` holds the rates chosen at m = 1 (the multiplier changes no rate's
+    condition, nor whether its price is none)."""
+    lf, price = pick_rate(lf, c, s, chosen=multiplier is not None)
+    factor = price.factor
+    rate_terms = tuple(
+        Term("charge", c.label(r), r.span.line, "charge_minor", k, r) for k, r in enumerate(c.rates)
+    )
+    if places is not None and places < price.scale:
+        price = Val(price.expr.cast(dec(places)), "num", places, factor)
+    if multiplier is not None:
+        m, m_scale = lit_decimal(multiplier)
+        price = mul(price, Val(m, "num", m_scale))
     per_gpu = mul(price, Val(pl.col("gpus").cast(dec(0)), "num", 0))
     money = {
-        "price_per_gpu_hour": to_money(Val(price.expr, "num", scale, factor * 3600)),
+        "price_per_gpu_hour": to_money(Val(price.expr, "num", price.scale, factor * 3600)),
         "charge": price_times_time(per_gpu, pl.col("billable_us")),
     }
-    if _reads(credits, "replayed_cost"):
+    if _reads(c.credits, "replayed_cost"):
         replay_us = pl.min_horizontal(
             pl.col("replayed_time").dt.total_microseconds(), pl.col("billable_us")
         )
@@ -150,14 +259,20 @@ def apply_contract(
         money["replayed_cost"] = pl.lit(None, dtype=dec(MONEY_SCALE))
     lf = lf.with_columns(**money).drop("_price")
     lf = lf.with_columns(charge_minor=minor_units(pl.col("charge"), s).fill_null(0))
-    env = Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs)
+    return lf, rate_terms
 
-    # (6) credits: each a money amount where its condition holds; below zero counts as zero
+
+def apply_credits(
+    lf: pl.LazyFrame, c: ContractClauses, s: Settings
+) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
+    """Step (6): each credit a money amount where its condition holds (below zero counts as
+    zero), ``credit_<m>`` and ``credit_<m>_minor``; their sum, ``credit_pool_minor``."""
+    env = _env(lf, s)
     credit_terms = []
-    for m, c in enumerate(credits):
+    for m, x in enumerate(c.credits):
         col = f"credit_{m}"
-        amount = to_money(compile_expr(c.amount, env))
-        value = pl.when(condition(c.when, env)).then(amount).otherwise(None)
+        amount = to_money(compile_expr(x.amount, env))
+        value = pl.when(condition(x.when, env)).then(amount).otherwise(None)
         lf = lf.with_columns(value.alias(col))
         zero = pl.lit(0, dtype=dec(MONEY_SCALE))
         clipped = pl.max_horizontal(pl.col(col), zero)
@@ -167,26 +282,18 @@ def apply_contract(
             .otherwise(minor_units(clipped, s))
             .alias(f"{col}_minor")
         )
-        credit_terms.append(Term("credit", label(c), c.span.line, f"{col}_minor", m, c))
+        credit_terms.append(Term("credit", c.label(x), x.span.line, f"{col}_minor", m, x))
+    return lf.with_columns(credit_pool_minor=credit_pool(credit_terms)), tuple(credit_terms)
+
+
+def credit_pool(terms: Sequence[Term]) -> pl.Expr:
+    """The sum of the credit lines of ``terms`` (an allocation's pool before its caps)."""
     pool: pl.Expr = pl.lit(0, pl.Int64)
-    for t in credit_terms:
+    for t in terms:
         pool = pool + pl.col(t.column).fill_null(0)
-    lf = lf.with_columns(
-        credit_pool_minor=pool,
-    )
-
-    plan = AllocationPlan(
-        whole_exclusions=tuple(
-            Term("exclusion", label(x), x.span.line, "excluded_by", i, x)
-            for i, x in enumerate(whole)
-        ),
-        duration_exclusions=tuple(dur_terms),
-        rates=tuple(rate_terms),
-        credits=tuple(credit_terms),
-    )
-    return lf, plan
+    return pool
 
 
-def _reads(clauses: list[ast.Credit], fact: str) -> bool:
+def _reads(clauses: Sequence[ast.Credit], fact: str) -> bool:
     """Whether any of ``clauses`` reads ``fact``."""
     return any(ast.reads(e, fact) for c in clauses for e in (c.amount, c.when))

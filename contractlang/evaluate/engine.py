@@ -25,12 +25,19 @@ from dataclasses import replace
 
 import polars as pl
 
+from contractlang.diagnostics import Diagnostic
 from contractlang.evaluate.billing import apply_contract
 from contractlang.evaluate.budget import evaluate_budget
-from contractlang.evaluate.caps import apply_allocation_caps, apply_caps_above, caps_by_level
-from contractlang.evaluate.results import ContractResult, Evaluation
+from contractlang.evaluate.caps import (
+    Caps,
+    apply_allocation_caps,
+    apply_caps_above,
+    caps_by_level,
+)
+from contractlang.evaluate.plan import AllocationPlan
+from contractlang.evaluate.results import ContractResult, Evaluation, PromiseBreaches
 from contractlang.evaluate.runs import SUMS, promises, run_sums, settle, totals
-from contractlang.evaluate.settings import read_settings
+from contractlang.evaluate.settings import Settings, read_settings
 from contractlang.evaluate.trace_checks import (
     check_against_trace,
     check_chosen,
@@ -99,13 +106,63 @@ def evaluate_contract(
     s = read_settings(contract)
     caps = caps_by_level(contract, source_text)
     lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
+    wide, plan, warnings = allocation_amounts(lf, plan, caps, s, contract, file, source_text)
+    sums = contract_run_sums(wide, run_facts, plan, s, contract, file, source_text)
+    return settle_contract(contract, s, wide, plan, sums, caps, budgets, source_text, warnings)
+
+
+def allocation_amounts(
+    lf: pl.LazyFrame,
+    plan: AllocationPlan,
+    caps: Caps,
+    s: Settings,
+    contract: ast.Contract,
+    file: str,
+    source_text: str | None,
+    *,
+    priced: bool = False,
+) -> tuple[pl.DataFrame, AllocationPlan, list[Diagnostic]]:
+    """Step (7a) on the allocations after step (6): the allocation caps, then every amount
+    collected and checked (E405, E401, W401). ``priced``: the rates and the billable time are
+    those of an evaluation already checked (a variant that changed neither), so E401 and W401
+    cannot change and are not looked for again."""
     lf, allocation_caps = apply_allocation_caps(lf, caps["allocation"], s)
     plan = replace(plan, caps=allocation_caps)
     wide = collect_amounts(lf, contract, file, source_text)
+    if priced:
+        return wide, plan, []
     check_priced(contract, wide, file, source_text)
-    warnings = negative_credit_warnings(wide, plan, file)
+    return wide, plan, negative_credit_warnings(wide, plan, file)
 
-    sums = fit_sums(run_sums(wide, run_facts, plan, s), SUMS, contract, file, source_text)
+
+def contract_run_sums(
+    wide: pl.DataFrame,
+    run_facts: pl.DataFrame,
+    plan: AllocationPlan,
+    s: Settings,
+    contract: ast.Contract,
+    file: str,
+    source_text: str | None,
+) -> pl.DataFrame:
+    """The run sums of a contract's allocations (before the caps above the allocation),
+    checked to fit 64 bits (E405)."""
+    return fit_sums(run_sums(wide, run_facts, plan, s), SUMS, contract, file, source_text)
+
+
+def settle_contract(
+    contract: ast.Contract,
+    s: Settings,
+    wide: pl.DataFrame,
+    plan: AllocationPlan,
+    sums: pl.DataFrame,
+    caps: Caps,
+    budgets: Sequence[tuple[ast.Budget, str | None]],
+    source_text: str | None,
+    warnings: Sequence[Diagnostic] = (),
+    breaches: PromiseBreaches | None = None,
+) -> ContractResult:
+    """Steps (7b–d) on the run sums, then net, totals, promise breaches (``breaches`` when
+    already known) and budgets."""
     runs, cuts = apply_caps_above(sums, caps, s)
     runs = settle(runs, cuts, s)
     return ContractResult(
@@ -117,7 +174,7 @@ def evaluate_contract(
         run_cuts=cuts,
         budgets=tuple(evaluate_budget(b, runs, text) for b, text in budgets),
         totals=totals(runs, wide),
-        promises=promises(wide, s),
+        promises=breaches if breaches is not None else promises(wide, s),
         warnings=tuple(warnings),
         source_text=source_text,
     )

@@ -14,7 +14,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -25,11 +25,11 @@ from contractlang.evaluate.results import Evaluation
 from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
-from contractlang.trace.derive import derive_facts
+from contractlang.trace.derive import Facts, derive_facts
 from contractlang.trace.load import DEFAULT_CLOCK_SKEW, load_trace
 from contractlang.trace.model import Trace
 
-__all__ = ["TermsLike", "TraceLike", "evaluate"]
+__all__ = ["TermsLike", "TraceLike", "evaluate", "load_inputs"]
 
 TermsLike = Terms | str | Path | Sequence[str | Path]
 TraceLike = Trace | str | Path | pl.DataFrame | pl.LazyFrame | Sequence[str | Path]
@@ -51,9 +51,35 @@ def evaluate(
     code 2).
     """
     step = progress or (lambda _msg: None)
+    t, tr, facts = load_inputs(
+        terms,
+        trace,
+        open_at=open_at,
+        clock_skew=clock_skew,
+        quarantine=quarantine,
+        progress=step,
+        check=lambda t: check_chosen(t, contracts),
+    )
+    return evaluate_facts(t, tr, facts, progress=step, only=contracts)
+
+
+def load_inputs(
+    terms: TermsLike,
+    trace: TraceLike,
+    *,
+    open_at: datetime | None = None,
+    clock_skew: timedelta = DEFAULT_CLOCK_SKEW,
+    quarantine: bool = False,
+    progress: Progress | None = None,
+    check: Callable[[Terms], None] | None = None,
+) -> tuple[Terms, Trace, Facts]:
+    """The checked terms, the loaded trace and its facts (derived once, lazily). ``check``
+    runs on the terms before the trace is read: a wrong name should fail fast."""
+    step = progress or (lambda _msg: None)
     step("reading terms")
     t = terms if isinstance(terms, Terms) else load_terms(_paths(terms))
-    check_chosen(t, contracts)  # before the trace: a wrong name should fail fast
+    if check is not None:
+        check(t)
     step("loading trace")
     tr = (
         trace
@@ -61,8 +87,7 @@ def evaluate(
         else load_trace(trace, open_at=open_at, clock_skew=clock_skew, quarantine=quarantine)
     )
     step("deriving facts")
-    facts = derive_facts(tr)
-    return evaluate_facts(t, tr, facts, progress=step, only=contracts)
+    return t, tr, derive_facts(tr)
 
 
 def _paths(terms: str | Path | Sequence[str | Path]) -> list[str | Path]:
