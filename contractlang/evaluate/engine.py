@@ -21,23 +21,33 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import polars as pl
 
+from contractlang.diagnostics import Diagnostic
 from contractlang.evaluate.billing import apply_contract
 from contractlang.evaluate.budget import evaluate_budget
-from contractlang.evaluate.caps import apply_allocation_caps, apply_caps_above, caps_by_level
-from contractlang.evaluate.results import ContractResult, Evaluation
+from contractlang.evaluate.caps import (
+    Caps,
+    apply_allocation_caps,
+    apply_caps_above,
+    caps_by_level,
+)
+from contractlang.evaluate.plan import AllocationPlan
+from contractlang.evaluate.results import ContractResult, Evaluation, PromiseBreaches
 from contractlang.evaluate.runs import SUMS, promises, run_sums, settle, totals
-from contractlang.evaluate.settings import read_settings
+from contractlang.evaluate.settings import Settings, read_settings
 from contractlang.evaluate.trace_checks import (
+    MAX_NAMED,
     check_against_trace,
     check_chosen,
     check_priced,
     collect_amounts,
     fit_sums,
     negative_credit_warnings,
+    negative_credits,
+    unpriced_allocations,
 )
 from contractlang.lang import ast
 from contractlang.lang.terms import Terms
@@ -95,29 +105,87 @@ def evaluate_contract(
     *,
     file: str = "<input>",
 ) -> ContractResult:
-    """One contract over collected facts; ``budgets`` pairs each budget with its source text."""
+    """One contract over collected facts; ``budgets`` pairs each budget with its source text.
+
+    The same three steps a sharded evaluation takes (:mod:`contractlang.pipeline.shards`):
+    :func:`bill_allocations` and :func:`run_money` for each shard of runs, then
+    :func:`conclude` once over every run."""
+    billed = bill_allocations(contract, allocations, source_text, file=file)
+    unpriced = unpriced_allocations(billed.wide)
+    check_priced(contract, unpriced.head(MAX_NAMED), unpriced.height, file, source_text)
+    negative = negative_credits(billed.wide, billed.plan)
+    warnings = negative_credit_warnings(negative, billed.plan, file)
+    return conclude(
+        billed,
+        run_money(billed, run_facts),
+        budgets,
+        allocations=billed.wide.height,
+        promises=promises(billed.wide, billed.settings),
+        warnings=warnings,
+        wide=billed.wide,
+    )
+
+
+@dataclass(frozen=True)
+class Billed:
+    """One contract applied to allocations (all of a trace's, or a shard's): steps (2)–(7a)
+    of design §6, every allocation's money in ``wide``."""
+
+    contract: ast.Contract
+    settings: Settings
+    caps: Caps
+    plan: AllocationPlan
+    wide: pl.DataFrame
+    file: str
+    source_text: str | None
+
+
+def bill_allocations(
+    contract: ast.Contract, allocations: pl.DataFrame, source_text: str | None, *, file: str
+) -> Billed:
+    """Steps (2)–(6) and the allocation caps (7a), collected (E405 when an amount cannot be
+    kept exactly)."""
     s = read_settings(contract)
     caps = caps_by_level(contract, source_text)
     lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
     lf, allocation_caps = apply_allocation_caps(lf, caps["allocation"], s)
     plan = replace(plan, caps=allocation_caps)
     wide = collect_amounts(lf, contract, file, source_text)
-    check_priced(contract, wide, file, source_text)
-    warnings = negative_credit_warnings(wide, plan, file)
+    return Billed(contract, s, caps, plan, wide, file, source_text)
 
-    sums = fit_sums(run_sums(wide, run_facts, plan, s), SUMS, contract, file, source_text)
-    runs, cuts = apply_caps_above(sums, caps, s)
+
+def run_money(billed: Billed, run_facts: pl.DataFrame) -> pl.DataFrame:
+    """The run facts of ``billed``'s runs with their sums (:data:`~contractlang.evaluate.
+    runs.SUMS`, E405 when one does not fit 64 bits) and settlement month."""
+    sums = run_sums(billed.wide, run_facts, billed.plan, billed.settings)
+    return fit_sums(sums, SUMS, billed.contract, billed.file, billed.source_text)
+
+
+def conclude(
+    billed: Billed,
+    sums: pl.DataFrame,
+    budgets: Sequence[tuple[ast.Budget, str | None]],
+    *,
+    allocations: int,
+    promises: PromiseBreaches,
+    warnings: Sequence[Diagnostic],
+    wide: pl.DataFrame,
+) -> ContractResult:
+    """The caps above the allocation (7b–d), each run's net, the totals and the budgets, from
+    every run's sums (``sums``, in ``run_id`` order) and counts over every allocation."""
+    s = billed.settings
+    runs, cuts = apply_caps_above(sums, billed.caps, s)
     runs = settle(runs, cuts, s)
     return ContractResult(
-        contract=contract,
+        contract=billed.contract,
         settings=s,
-        plan=plan,
+        plan=billed.plan,
         allocations=wide,
         runs=runs,
         run_cuts=cuts,
         budgets=tuple(evaluate_budget(b, runs, text) for b, text in budgets),
-        totals=totals(runs, wide),
-        promises=promises(wide, s),
+        totals=totals(runs, allocations),
+        promises=promises,
         warnings=tuple(warnings),
-        source_text=source_text,
+        source_text=billed.source_text,
     )

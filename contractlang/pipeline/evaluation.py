@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
@@ -25,12 +26,22 @@ from contractlang.evaluate.results import Evaluation
 from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
+from contractlang.pipeline.shards import (
+    ReadOptions,
+    Runner,
+    auto_shards,
+    estimate_events,
+    evaluate_sharded,
+    run_here,
+)
 from contractlang.trace.derive import derive_facts
 from contractlang.trace.load import DEFAULT_CLOCK_SKEW, load_trace
 from contractlang.trace.model import Trace
 
-__all__ = ["TermsLike", "TraceLike", "evaluate"]
+__all__ = ["Engine", "TermsLike", "TraceLike", "evaluate"]
 
+#: Where shards run: in this process, or as Ray tasks.
+Engine = Literal["local", "ray"]
 TermsLike = Terms | str | Path | Sequence[str | Path]
 TraceLike = Trace | str | Path | pl.DataFrame | pl.LazyFrame | Sequence[str | Path]
 
@@ -44,8 +55,17 @@ def evaluate(
     contracts: Sequence[str] | None = None,
     clock_skew: timedelta = DEFAULT_CLOCK_SKEW,
     quarantine: bool = False,
+    shards: int | None = 1,
+    engine: Engine = "local",
+    ray_address: str | None = None,
+    ledger: bool = True,
 ) -> Evaluation:
     """Apply every contract in ``terms`` to ``trace`` and measure every budget.
+
+    With ``shards`` other than 1 (None: :func:`~contractlang.pipeline.shards.auto_shards`
+    decides from the trace's size and the machine's memory), or ``engine="ray"``, the trace
+    is evaluated one shard of its runs at a time (:mod:`~contractlang.pipeline.shards`),
+    with the same results; without ``ledger`` a sharded evaluation keeps no allocations.
 
     Raises :class:`~contractlang.errors.ContractlangError` on bad terms or a bad trace (exit
     code 2).
@@ -54,6 +74,28 @@ def evaluate(
     step("reading terms")
     t = terms if isinstance(terms, Terms) else load_terms(_paths(terms))
     check_chosen(t, contracts)  # before the trace: a wrong name should fail fast
+    if not isinstance(trace, Trace) and (engine == "ray" or shards != 1):
+        runner: Runner = run_here
+        if engine == "ray":
+            # the optional Ray engine (and Ray itself) load only when asked for
+            from contractlang.pipeline.ray_engine import cluster_cpus, ray_runner  # noqa: PLC0415
+
+            runner = ray_runner(ray_address)
+        count = shards if shards is not None else auto_shards(estimate_events(trace))
+        if engine == "ray" and shards is None:
+            count = max(count, cluster_cpus(ray_address))
+        if count > 1 or engine == "ray":
+            options = ReadOptions(open_at, clock_skew, quarantine=quarantine)
+            return evaluate_sharded(
+                t,
+                trace,
+                shards=count,
+                options=options,
+                contracts=contracts,
+                progress=step,
+                ledger=ledger,
+                runner=runner,
+            )
     step("loading trace")
     tr = (
         trace
