@@ -270,6 +270,7 @@ def evaluate_sharded(
         results[result.loaded.shard.index] = result
         step(f"{len(results)} of {len(tasks)} shards done")
 
+    step(f"0 of {len(tasks)} shards done")
     runner(tasks, done)
     while True:  # shards sharing an allocation (an error) are read again as one
         loaded = [results[t.shard.index].loaded for t in tasks]
