@@ -141,6 +141,7 @@ def register(app: typer.Typer) -> None:
                 engine=chosen,
                 ray_address=ray_address,
                 ledger=ledger is not None,
+                keep_events=False,
                 **options.load_options(),
             )
             write_set_aside(result.trace, options)

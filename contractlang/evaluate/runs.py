@@ -122,6 +122,7 @@ def promises(wide: pl.DataFrame, s: Settings) -> PromiseBreaches:
     """How often the allocations of ``wide`` breached each promise of ``s``."""
     notice = s.promises_us.get("notice")
     restart = s.promises_us.get("restart")
+    wide = wide.select("end_reason", "notice_lead", "replacement_wait")  # (filter 3 columns)
     reclaimed = wide.filter(pl.col("end_reason") == "reclaimed")
     lead = reclaimed["notice_lead"].dt.total_microseconds()
     ended = wide.filter(pl.col("end_reason").is_in(["reclaimed", "failed"]))

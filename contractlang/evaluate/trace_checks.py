@@ -236,7 +236,10 @@ def _first_overflow(lf: pl.LazyFrame) -> str | None:
 
 def unpriced_allocations(wide: pl.DataFrame) -> pl.DataFrame:
     """The allocations that bill time but that no rate priced (E401), in ``wide``'s order."""
-    return wide.filter(pl.col("rate_index").is_null() & (pl.col("billable_us") > 0))
+    unpriced = pl.col("rate_index").is_null() & (pl.col("billable_us") > 0)
+    if not wide.select(unpriced.any()).item():  # as usual: no copy of the wide frame
+        return wide.head(0)
+    return wide.filter(unpriced)
 
 
 def check_priced(

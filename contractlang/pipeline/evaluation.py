@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
@@ -34,7 +35,7 @@ from contractlang.pipeline.shards import (
     evaluate_sharded,
     run_here,
 )
-from contractlang.trace.derive import derive_facts
+from contractlang.trace.derive import Facts, derive_facts
 from contractlang.trace.load import DEFAULT_CLOCK_SKEW, load_trace
 from contractlang.trace.model import Trace
 
@@ -59,6 +60,7 @@ def evaluate(
     engine: Engine = "local",
     ray_address: str | None = None,
     ledger: bool = True,
+    keep_events: bool = True,
 ) -> Evaluation:
     """Apply every contract in ``terms`` to ``trace`` and measure every budget.
 
@@ -66,6 +68,8 @@ def evaluate(
     decides from the trace's size and the machine's memory), or ``engine="ray"``, the trace
     is evaluated one shard of its runs at a time (:mod:`~contractlang.pipeline.shards`),
     with the same results; without ``ledger`` a sharded evaluation keeps no allocations.
+    Without ``keep_events`` (and always when sharded) the evaluation's trace holds no events:
+    they are let go once the facts are derived.
 
     Raises :class:`~contractlang.errors.ContractlangError` on bad terms or a bad trace (exit
     code 2).
@@ -104,6 +108,10 @@ def evaluate(
     )
     step("deriving facts")
     facts = derive_facts(tr)
+    if not keep_events:  # the facts hold all evaluation reads: let the events go
+        allocations, runs = facts.collect()
+        facts = Facts(allocations.lazy(), runs.lazy())
+        tr = replace(tr, events=tr.events.head(0), index=None)
     return evaluate_facts(t, tr, facts, progress=step, only=contracts)
 
 
