@@ -304,3 +304,37 @@ def test_the_ray_engine_without_ray_is_an_error(
     assert result.exit_code == 2
     assert "error[E503]: `--engine ray` needs Ray, which is not installed" in result.stderr
     assert "pip install 'contractlang[ray]'" in result.stderr
+
+
+def test_open_allocations_closed_at_open_at(spot: Path, tmp_path: Path) -> None:
+    rows = []
+    for k in range(8):
+        run_id, alloc = f"o-{k}", f"o-{k}-a"
+        rows += [requested(run_id, 0), started(run_id, alloc, 5 + k, gpus=2)]
+        if k % 2:
+            rows.append(released(run_id, alloc, 90))  # the others are still open
+    trace = tmp_path / "t.parquet"
+    frame(rows).write_parquet(trace)
+    flags = ["--open-at", "2025-01-01T04:00:00Z"]
+    whole = outputs(spot, [trace], tmp_path / "whole", "--shards", "1", *flags)
+    assert whole["exit"] in (b"0", b"1")
+    assert outputs(spot, [trace], tmp_path / "s3", "--shards", "3", *flags) == whole
+
+
+def test_unpriced_allocations_are_named_as_one_evaluation_names_them(tmp_path: Path) -> None:
+    """E401 names the first ten unpriced allocations by run: the same ten, and the same
+    count, however the runs are dealt."""
+    spot = tmp_path / "spot-only.spot"
+    spot.write_text(
+        'contract "spot-only" {\n  currency USD\n'
+        "  rate 2 USD per gpu_hour when capacity == spot\n}\n",
+        encoding="utf-8",
+    )
+    trace = tmp_path / "t.parquet"
+    generate_trace(30, seed=8).write_parquet(trace)
+    whole = run("evaluate", spot, trace, "--shards", "1")
+    assert whole.exit_code == 2
+    assert "error[E401]" in whole.stderr
+    for shards in ("2", "5"):
+        sharded = run("evaluate", spot, trace, "--shards", shards)
+        assert (sharded.exit_code, sharded.stderr) == (whole.exit_code, whole.stderr)
