@@ -39,10 +39,11 @@ def spot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_ray_gives_the_bytes_the_local_engine_gives(
-    local_ray: Any, spot: Path, tmp_path: Path
+    local_ray: Any, spot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    trace = tmp_path / "t.parquet"
-    generate_trace(40, seed=3).write_parquet(trace)
+    generate_trace(40, seed=3).write_parquet(tmp_path / "t.parquet")
+    monkeypatch.chdir(tmp_path)
+    trace = Path("t.parquet")  # relative: the workers' working directory is another
     here = outputs(spot, [trace], tmp_path / "here", "--shards", "3")
     assert here["exit"] in (b"0", b"1")
     assert outputs(spot, [trace], tmp_path / "ray", "--engine", "ray", "--shards", "3") == here

@@ -143,7 +143,9 @@ def read_files(source: Source | Sequence[Source]) -> TraceFiles:
         name = source_name(item)
         path = None if isinstance(item, (pl.DataFrame, pl.LazyFrame)) else Path(item)
         try:
-            prepared = prepare(read(item, name), name, path=path)
+            # a file by its absolute path, for workers whose working directory is another
+            where = path.resolve() if path is not None and path.exists() else item
+            prepared = prepare(read(where, name), name, path=path)
             counted = prepared.lf.select(
                 pl.len().alias("rows"), prepared.run_id.drop_nulls().unique().implode().alias("ids")
             ).collect(engine="streaming")
