@@ -683,7 +683,9 @@ def engine_evaluate(path: Path, contracts: int) -> Outcome:
     from contractlang.pipeline.language import terms_from_text  # noqa: PLC0415
 
     terms = terms_from_text(terms_text(contracts), "bench.spot")
-    return engine_outcome(evaluate(terms, path))
+    # as the command line calls it: shards chosen automatically (one at this size), the
+    # events let go once the facts are derived
+    return engine_outcome(evaluate(terms, path, shards=None, ledger=False, keep_events=False))
 
 
 def engine_phases(path: Path, contracts: int, phases: dict[str, list[float]]) -> Outcome:

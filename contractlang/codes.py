@@ -67,6 +67,7 @@ CODES: dict[str, str] = {
     # command line and files
     "E501": "cannot write file",
     "E502": "invalid command-line input",
+    "E503": "the Ray engine cannot run",
     # workload and availability files (simulate)
     "E601": "workload is not valid TOML",
     "E602": "unknown key in the workload",

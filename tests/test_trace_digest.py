@@ -13,6 +13,9 @@ import pytest
 from support import digest as oracle
 from support.events import TRACE_SCHEMA, frame, released, started
 
+from contractlang import terms_from_text
+from contractlang.errors import InternalError
+from contractlang.pipeline.evaluation import evaluate
 from contractlang.trace import digest as digest_module
 from contractlang.trace import load_trace
 from contractlang.trace.digest import canonical_text, trace_digest
@@ -28,9 +31,11 @@ def test_the_digest_is_the_documented_text_of_the_example_trace(
     trace = load_trace(EXAMPLE)
     expected = oracle.digest(trace.as_frame().to_dicts())
     assert trace_digest(trace) == expected
-    # hashed a slice at a time: 20,207 events in slices of 1,000 give the same digest
-    monkeypatch.setattr(digest_module, "SLICE_ROWS", 1000)
-    assert trace_digest(trace) == expected
+    # written a group of runs at a time: 20,207 events in groups of at most 1,000 (or one
+    # run), and of one run each, give the same digest
+    for rows in (1000, 1):
+        monkeypatch.setattr(digest_module, "SLICE_ROWS", rows)
+        assert trace_digest(trace) == expected
 
 
 @pytest.mark.parametrize("kind", [".csv", ".ndjson", ".parquet"])
@@ -84,3 +89,31 @@ def test_an_empty_trace_is_its_header() -> None:
 
 def test_times_are_microseconds_since_the_epoch() -> None:
     assert oracle.value_text(datetime(1970, 1, 1, 0, 0, 1, 5, tzinfo=UTC)) == "1000005"
+
+
+def test_the_digest_is_the_same_whole_in_shards_and_once_the_events_are_let_go(
+    tmp_path: Path,
+) -> None:
+    # run ids where one is the start of another ("r1", "r10", "r1 x") and one with a tab:
+    # each run's lines are together whatever the sort, and each run is hashed apart
+    rows = []
+    for k, run in enumerate(["r1", "r10", "r1 x", "r\t2", "r2"]):
+        rows += [started(run, f"a{k}", 0, gpus=k + 1), released(run, f"a{k}", 60 + k)]
+    path = tmp_path / "t.parquet"
+    frame(rows).sample(fraction=1.0, shuffle=True, seed=5).write_parquet(path)
+    expected = oracle.digest(load_trace(path).as_frame().to_dicts())
+    assert trace_digest(load_trace(path)) == expected
+    terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
+    let_go = evaluate(terms, path, keep_events=False)
+    assert let_go.trace.events.height == 0
+    assert trace_digest(let_go.trace) == expected
+    for shards in (2, 3, 7):
+        assert trace_digest(evaluate(terms, path, shards=shards).trace) == expected
+
+
+def test_a_trace_whose_events_were_let_go_without_its_digest_has_none() -> None:
+    # never the digest of no events: an internal error (exit 3) names the slip
+    terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
+    result = evaluate(terms, EXAMPLE, keep_events=False, digest=False)
+    with pytest.raises(InternalError):
+        trace_digest(result.trace)

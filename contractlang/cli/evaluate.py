@@ -17,7 +17,7 @@ from contractlang.cli.common import (
     write_stdout,
 )
 from contractlang.cli.files import Outputs
-from contractlang.cli.inputs import progress_status, split_terms_and_traces
+from contractlang.cli.inputs import progress_status, split_terms_and_traces, usage_error
 from contractlang.cli.reading import (
     DEFAULT_CLOCK_SKEW,
     ClockSkew,
@@ -30,10 +30,34 @@ from contractlang.cli.report import Report, write_report
 from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
 from contractlang.evaluate.results import Evaluation
-from contractlang.pipeline.evaluation import evaluate
+from contractlang.pipeline.evaluation import Engine, evaluate
 from contractlang.render.json_report import render_json
 from contractlang.render.report import REPORT_SUFFIXES
 from contractlang.render.terminal import render_summary
+
+
+def parse_shards(text: str) -> int | None:
+    """``--shards``: a whole number of at least 1, or ``auto`` (None)."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise usage_error(
+            f"`--shards` must be a whole number of at least 1, or `auto`, not `{text}`"
+        )
+    return count
+
+
+def parse_engine(text: str, address: str | None) -> Engine:
+    """``--engine``: ``local`` or ``ray``; ``--ray-address`` only with ``ray``."""
+    if text not in ("local", "ray"):
+        raise usage_error(f"`--engine` must be `local` or `ray`, not `{text}`")
+    if address is not None and text != "ray":
+        raise usage_error("`--ray-address` needs `--engine ray`")
+    return "ray" if text == "ray" else "local"
 
 
 def exit_code(result: Evaluation) -> ExitCode:
@@ -72,6 +96,32 @@ def register(app: typer.Typer) -> None:
         open_at: OpenAt = None,
         clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
         on_invalid: OnInvalid = "strict",
+        shards: Annotated[
+            str,
+            typer.Option(
+                "--shards",
+                metavar="N|auto",
+                help="Evaluate the trace N shards of its runs at a time (same output); auto: "
+                "as many as a quarter of the available memory needs (docs/scale.md).",
+            ),
+        ] = "auto",
+        engine: Annotated[
+            str,
+            typer.Option(
+                "--engine",
+                metavar="local|ray",
+                help="Where the shards run: in this process, or as Ray tasks (pip install "
+                "'contractlang[ray]').",
+            ),
+        ] = "local",
+        ray_address: Annotated[
+            str | None,
+            typer.Option(
+                "--ray-address",
+                metavar="HOST:PORT",
+                help="The Ray cluster's head (with --engine ray; default: a new local Ray).",
+            ),
+        ] = None,
     ) -> None:
         """Apply contract terms to a usage trace: ledger, per-run figures, budget verdicts.
 
@@ -84,9 +134,21 @@ def register(app: typer.Typer) -> None:
         outputs.add(runs, "--runs")
         outputs.add(report, "--report", REPORT_SUFFIXES)
         options = reading(open_at, clock_skew, on_invalid, outputs)
+        count = parse_shards(shards)
+        chosen = parse_engine(engine, ray_address)
         with progress_status() as step:
             result = evaluate(
-                terms, traces, progress=step, contracts=contract, **options.load_options()
+                terms,
+                traces,
+                progress=step,
+                contracts=contract,
+                shards=count,
+                engine=chosen,
+                ray_address=ray_address,
+                ledger=ledger is not None or report is not None,
+                keep_events=False,
+                digest=fmt is OutputFormat.json,
+                **options.load_options(),
             )
             write_set_aside(result.trace, options)
             if ledger is not None:

@@ -21,7 +21,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import polars as pl
 
@@ -39,12 +39,15 @@ from contractlang.evaluate.results import ContractResult, Evaluation, PromiseBre
 from contractlang.evaluate.runs import SUMS, promises, run_sums, settle, totals
 from contractlang.evaluate.settings import Settings, read_settings
 from contractlang.evaluate.trace_checks import (
+    MAX_NAMED,
     check_against_trace,
     check_chosen,
     check_priced,
     collect_amounts,
     fit_sums,
     negative_credit_warnings,
+    negative_credits,
+    unpriced_allocations,
 )
 from contractlang.lang import ast
 from contractlang.lang.terms import Terms
@@ -102,7 +105,11 @@ def evaluate_contract(
     *,
     file: str = "<input>",
 ) -> ContractResult:
-    """One contract over collected facts; ``budgets`` pairs each budget with its source text."""
+    """One contract over collected facts; ``budgets`` pairs each budget with its source text.
+
+    The same stages a sharded evaluation takes (:mod:`contractlang.pipeline.shards`):
+    :func:`bill_allocations` and :func:`run_money` for each shard of runs, then
+    :func:`conclude` once over every run."""
     s = read_settings(contract)
     caps = caps_by_level(contract, source_text)
     lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
@@ -124,15 +131,16 @@ def allocation_amounts(
 ) -> tuple[pl.DataFrame, AllocationPlan, list[Diagnostic]]:
     """Step (7a) on the allocations after step (6): the allocation caps, then every amount
     collected and checked (E405, E401, W401). ``priced``: the rates and the billable time are
-    those of an evaluation already checked (a variant that changed neither), so E401 and W401
-    cannot change and are not looked for again."""
+    those of an evaluation already checked (a variant that changed neither), or are checked
+    by the caller over every shard, so E401 and W401 are not looked for here."""
     lf, allocation_caps = apply_allocation_caps(lf, caps["allocation"], s)
     plan = replace(plan, caps=allocation_caps)
     wide = collect_amounts(lf, contract, file, source_text)
     if priced:
         return wide, plan, []
-    check_priced(contract, wide, file, source_text)
-    return wide, plan, negative_credit_warnings(wide, plan, file)
+    unpriced = unpriced_allocations(wide)
+    check_priced(contract, unpriced.head(MAX_NAMED), unpriced.height, file, source_text)
+    return wide, plan, negative_credit_warnings(negative_credits(wide, plan), plan, file)
 
 
 def contract_run_sums(
@@ -160,9 +168,12 @@ def settle_contract(
     source_text: str | None,
     warnings: Sequence[Diagnostic] = (),
     breaches: PromiseBreaches | None = None,
+    *,
+    allocations: int | None = None,
 ) -> ContractResult:
-    """Steps (7b–d) on the run sums, then net, totals, promise breaches (``breaches`` when
-    already known) and budgets."""
+    """Steps (7b–d) on the run sums (``sums``, in ``run_id`` order), then net, totals,
+    promise breaches (``breaches`` when already known) and budgets. ``allocations``: how many
+    allocations the contract billed, when ``wide`` does not hold them all (a sharded run)."""
     runs, cuts = apply_caps_above(sums, caps, s)
     runs = settle(runs, cuts, s)
     return ContractResult(
@@ -173,8 +184,63 @@ def settle_contract(
         runs=runs,
         run_cuts=cuts,
         budgets=tuple(evaluate_budget(b, runs, text) for b, text in budgets),
-        totals=totals(runs, wide),
+        totals=totals(runs, wide.height if allocations is None else allocations),
         promises=breaches if breaches is not None else promises(wide, s),
         warnings=tuple(warnings),
         source_text=source_text,
     )
+
+
+@dataclass(frozen=True)
+class Billed:
+    """One contract applied to allocations (all of a trace's, or a shard's): steps (2)–(7a)
+    of design §6, every allocation's money in ``wide``."""
+
+    contract: ast.Contract
+    settings: Settings
+    caps: Caps
+    plan: AllocationPlan
+    wide: pl.DataFrame
+    file: str
+    source_text: str | None
+
+
+def bill_allocations(
+    contract: ast.Contract, allocations: pl.DataFrame, source_text: str | None, *, file: str
+) -> Billed:
+    """Steps (2)–(6) and the allocation caps (7a) on a shard's allocations, collected (E405
+    when an amount cannot be kept exactly); E401 and W401 are the caller's, over every
+    shard."""
+    s = read_settings(contract)
+    caps = caps_by_level(contract, source_text)
+    lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
+    wide, plan, _ = allocation_amounts(lf, plan, caps, s, contract, file, source_text, priced=True)
+    return Billed(contract, s, caps, plan, wide, file, source_text)
+
+
+def run_money(billed: Billed, run_facts: pl.DataFrame) -> pl.DataFrame:
+    """The run facts of ``billed``'s runs with their sums (:data:`~contractlang.evaluate.
+    runs.SUMS`, E405 when one does not fit 64 bits) and settlement month."""
+    b = billed
+    return contract_run_sums(
+        b.wide, run_facts, b.plan, b.settings, b.contract, b.file, b.source_text
+    )
+
+
+def conclude(
+    billed: Billed,
+    sums: pl.DataFrame,
+    budgets: Sequence[tuple[ast.Budget, str | None]],
+    *,
+    allocations: int,
+    promises: PromiseBreaches,
+    warnings: Sequence[Diagnostic],
+) -> ContractResult:
+    """The global step of a sharded evaluation: :func:`settle_contract` over every run's
+    sums (``sums``, in ``run_id`` order), with the counts over every allocation; ``billed``
+    holds the allocations the ledger reads, or none."""
+    b = billed
+    return settle_contract(
+        b.contract, b.settings, b.wide, b.plan, sums, b.caps, budgets, b.source_text,
+        warnings, promises, allocations=allocations,
+    )  # fmt: skip

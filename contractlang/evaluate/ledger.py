@@ -68,6 +68,16 @@ def hours(gpu_us: pl.Expr, scale: int = HOUR_PLACES) -> pl.Expr:
     return hours.round(scale, mode="half_away_from_zero").cast(dec(scale))
 
 
+def ledger_columns(plan: AllocationPlan) -> list[str]:
+    """The allocation columns :func:`build_ledger` reads, for a contract's ``plan`` (and
+    ``replayed_time``, which the report's chart of lost GPU-time reads)."""
+    own = ["run_id", "alloc_id", "attempt", "end", "gpus", "runtime_us", "billable_us"]
+    own += ["replayed_time"]
+    own += ["rate_index", "charge_minor", "excluded_by"]
+    terms = [*plan.duration_exclusions, *plan.credits, *plan.caps]
+    return [*own, *(t.column for t in terms)]
+
+
 def build_ledger(r: Billed) -> pl.DataFrame:
     """Every line of one contract's bill, in run, attempt, allocation and kind order."""
     s = r.settings

@@ -15,6 +15,7 @@ from typing import Literal
 import polars as pl
 
 from contractlang.diagnostics import Diagnostic, Source
+from contractlang.errors import InternalError
 from contractlang.evaluate.ledger import build_ledger, runs_table
 from contractlang.evaluate.plan import AllocationPlan, CapCut
 from contractlang.evaluate.settings import Settings
@@ -122,6 +123,9 @@ class ContractResult:
     promises: PromiseBreaches
     warnings: tuple[Diagnostic, ...]
     source_text: str | None = field(default=None, repr=False)
+    #: whether ``allocations`` holds every allocation (a sharded evaluation keeps only the
+    #: columns the ledger reads, and none when no ledger is wanted)
+    allocations_kept: bool = True
 
     @property
     def name(self) -> str:
@@ -137,6 +141,8 @@ class ContractResult:
 
     def ledger(self) -> pl.DataFrame:
         """Every line of the bill (:func:`contractlang.evaluate.ledger.build_ledger`)."""
+        if not self.allocations_kept:
+            raise InternalError("the ledger was asked of an evaluation that kept no allocations")
         return build_ledger(self)
 
     def runs_table(self) -> pl.DataFrame:

@@ -88,7 +88,9 @@ def _money_facts(runs: pl.DataFrame, s: Settings) -> pl.DataFrame:
     )
 
 
-def totals(runs: pl.DataFrame, wide: pl.DataFrame) -> Totals:
+def totals(runs: pl.DataFrame, allocations: int) -> Totals:
+    """A contract's totals over its ``runs`` (every run's money) and ``allocations``."""
+
     def total(expr: pl.Expr) -> int:
         value = runs.select(expr.cast(pl.Int128).sum()).item()  # 128 bits: no sum wraps
         return int(value or 0)
@@ -102,7 +104,7 @@ def totals(runs: pl.DataFrame, wide: pl.DataFrame) -> Totals:
     return Totals(
         runs=runs.height,
         accepted_runs=total(pl.col("accepted").cast(pl.Int64)),
-        allocations=wide.height,
+        allocations=allocations,
         metered_gpu_us=total(pl.col("metered_gpu_time").dt.total_microseconds()),
         excluded_gpu_us=total(pl.col("excluded_gpu_us")),
         billable_gpu_us=total(pl.col("billable_gpu_us")),
@@ -117,8 +119,10 @@ def totals(runs: pl.DataFrame, wide: pl.DataFrame) -> Totals:
 
 
 def promises(wide: pl.DataFrame, s: Settings) -> PromiseBreaches:
+    """How often the allocations of ``wide`` breached each promise of ``s``."""
     notice = s.promises_us.get("notice")
     restart = s.promises_us.get("restart")
+    wide = wide.select("end_reason", "notice_lead", "replacement_wait")  # (filter 3 columns)
     reclaimed = wide.filter(pl.col("end_reason") == "reclaimed")
     lead = reclaimed["notice_lead"].dt.total_microseconds()
     ended = wide.filter(pl.col("end_reason").is_in(["reclaimed", "failed"]))
@@ -139,3 +143,35 @@ def promises(wide: pl.DataFrame, s: Settings) -> PromiseBreaches:
 
 def _opt_int(v: object) -> int | None:
     return None if v is None else int(v)  # type: ignore[call-overload]
+
+
+def merge_promises(parts: Sequence[PromiseBreaches]) -> PromiseBreaches:
+    """The breaches of disjoint sets of allocations (shards of a trace's runs), together.
+
+    >>> a = PromiseBreaches(30, 2, 1, 10, None, 1, 0, 1, 60)
+    >>> b = PromiseBreaches(30, 1, 1, 5, None, 2, 0, 0, 90)
+    >>> m = merge_promises([a, b])
+    >>> (m.reclaims, m.notice_breaches, m.shortest_notice_us, m.longest_wait_us)
+    (3, 2, 5, 90)
+    """
+    first = parts[0]
+
+    def least(values: list[int | None]) -> int | None:
+        known = [v for v in values if v is not None]
+        return min(known) if known else None
+
+    def most(values: list[int | None]) -> int | None:
+        known = [v for v in values if v is not None]
+        return max(known) if known else None
+
+    return PromiseBreaches(
+        notice_us=first.notice_us,
+        reclaims=sum(p.reclaims for p in parts),
+        notice_breaches=sum(p.notice_breaches for p in parts),
+        shortest_notice_us=least([p.shortest_notice_us for p in parts]),
+        restart_us=first.restart_us,
+        replacements=sum(p.replacements for p in parts),
+        restart_breaches=sum(p.restart_breaches for p in parts),
+        never_replaced=sum(p.never_replaced for p in parts),
+        longest_wait_us=most([p.longest_wait_us for p in parts]),
+    )

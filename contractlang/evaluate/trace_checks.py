@@ -234,11 +234,24 @@ def _first_overflow(lf: pl.LazyFrame) -> str | None:
     return f"allocation `{alloc}` of run `{run}`"
 
 
+def unpriced_allocations(wide: pl.DataFrame) -> pl.DataFrame:
+    """The allocations that bill time but that no rate priced (E401), in ``wide``'s order."""
+    unpriced = pl.col("rate_index").is_null() & (pl.col("billable_us") > 0)
+    if not wide.select(unpriced.any()).item():  # as usual: no copy of the wide frame
+        return wide.head(0)
+    return wide.filter(unpriced)
+
+
 def check_priced(
-    contract: ast.Contract, wide: pl.DataFrame, file: str, source_text: str | None
+    contract: ast.Contract,
+    unpriced: pl.DataFrame,
+    count: int,
+    file: str,
+    source_text: str | None,
 ) -> None:
-    unpriced = wide.filter(pl.col("rate_index").is_null() & (pl.col("billable_us") > 0))
-    if unpriced.height == 0:
+    """E401 when ``count`` allocations are unpriced: ``unpriced`` holds the first
+    :data:`MAX_NAMED` of them (:func:`unpriced_allocations`), which the message names."""
+    if count == 0:
         return
     rows = unpriced.head(MAX_NAMED).to_dicts()
     named = "; ".join(
@@ -246,13 +259,13 @@ def check_priced(
         f"{r['sku'] or 'no sku'})"
         for r in rows
     )
-    more = unpriced.height - len(rows)
+    more = count - len(rows)
     tail = f" and {more} more" if more else ""
     raise ContractlangError(
         [
             error(
                 "E401",
-                f"contract `{contract.name}` prices no rate for {unpriced.height} "
+                f"contract `{contract.name}` prices no rate for {count} "
                 f"allocation(s): {named}{tail}",
                 contract.name_span,
                 file=file,
@@ -290,13 +303,20 @@ def _why_unpriced(contract: ast.Contract, first: pl.DataFrame) -> str:
     return f"for {alloc}, the condition of no rate holds"
 
 
+def negative_credits(wide: pl.DataFrame, plan: AllocationPlan) -> list[int]:
+    """For each credit of ``plan``, how many allocations computed it below zero."""
+    below = [(pl.col(t.column.removesuffix("_minor")) < 0).fill_null(False) for t in plan.credits]
+    if not below:
+        return []
+    return [int(n) for n in wide.select(f.sum() for f in below).row(0)]
+
+
 def negative_credit_warnings(
-    wide: pl.DataFrame, plan: AllocationPlan, file: str
+    counts: Sequence[int], plan: AllocationPlan, file: str
 ) -> list[Diagnostic]:
+    """W401 for each credit that ``counts`` (:func:`negative_credits`) says went below zero."""
     out = []
-    for t in plan.credits:
-        raw = t.column.removesuffix("_minor")
-        n = int(wide.select((pl.col(raw) < 0).fill_null(False).sum()).item())
+    for t, n in zip(plan.credits, counts, strict=True):
         if n and t.clause is not None:
             out.append(
                 warning(

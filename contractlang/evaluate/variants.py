@@ -301,7 +301,7 @@ def nets_at(
         )
         runs, cuts = apply_caps_above(runs, staged.caps, s)
         runs = settle(runs, cuts, s)
-        out.append((runs, totals(runs, r.allocations)))
+        out.append((runs, totals(runs, r.totals.allocations)))
     return out
 
 

@@ -15,8 +15,10 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
@@ -25,12 +27,23 @@ from contractlang.evaluate.results import Evaluation
 from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
+from contractlang.pipeline.shards import (
+    ReadOptions,
+    Runner,
+    auto_shards,
+    estimate_events,
+    evaluate_sharded,
+    run_here,
+)
 from contractlang.trace.derive import Facts, derive_facts
+from contractlang.trace.digest import with_digest
 from contractlang.trace.load import DEFAULT_CLOCK_SKEW, load_trace
 from contractlang.trace.model import Trace
 
-__all__ = ["TermsLike", "TraceLike", "evaluate", "load_inputs"]
+__all__ = ["Engine", "TermsLike", "TraceLike", "evaluate", "load_inputs"]
 
+#: Where shards run: in this process, or as Ray tasks.
+Engine = Literal["local", "ray"]
 TermsLike = Terms | str | Path | Sequence[str | Path]
 TraceLike = Trace | str | Path | pl.DataFrame | pl.LazyFrame | Sequence[str | Path]
 
@@ -44,22 +57,64 @@ def evaluate(
     contracts: Sequence[str] | None = None,
     clock_skew: timedelta = DEFAULT_CLOCK_SKEW,
     quarantine: bool = False,
+    shards: int | None = 1,
+    engine: Engine = "local",
+    ray_address: str | None = None,
+    ledger: bool = True,
+    keep_events: bool = True,
+    digest: bool = True,
 ) -> Evaluation:
     """Apply every contract in ``terms`` to ``trace`` and measure every budget.
+
+    With ``shards`` other than 1 (None: :func:`~contractlang.pipeline.shards.auto_shards`
+    decides from the trace's size and the machine's memory), or ``engine="ray"``, the trace
+    is evaluated one shard of its runs at a time (:mod:`~contractlang.pipeline.shards`),
+    with the same results; without ``ledger`` a sharded evaluation keeps no allocations.
+    Without ``keep_events`` (and always when sharded) the evaluation's trace holds no events:
+    they are let go once the facts are derived, and ``digest`` takes the trace's digest
+    (:mod:`~contractlang.trace.digest`, for the JSON document) before they go; without it,
+    asking that evaluation for its digest is an internal error, never a wrong digest.
 
     Raises :class:`~contractlang.errors.ContractlangError` on bad terms or a bad trace (exit
     code 2).
     """
     step = progress or (lambda _msg: None)
+    step("reading terms")
+    t = _terms(terms)
+    check_chosen(t, contracts)  # before the trace: a wrong name should fail fast
+    if not isinstance(trace, Trace) and (engine == "ray" or shards != 1):
+        runner: Runner = run_here
+        if engine == "ray":
+            # the optional Ray engine (and Ray itself) load only when asked for
+            from contractlang.pipeline.ray_engine import cluster_cpus, ray_runner  # noqa: PLC0415
+
+            runner = ray_runner(ray_address)
+        count = shards if shards is not None else auto_shards(estimate_events(trace))
+        if engine == "ray" and shards is None:
+            count = max(count, cluster_cpus(ray_address))
+        if count > 1 or engine == "ray":
+            options = ReadOptions(open_at, clock_skew, quarantine=quarantine)
+            return evaluate_sharded(
+                t,
+                trace,
+                shards=count,
+                options=options,
+                contracts=contracts,
+                progress=step,
+                ledger=ledger,
+                runner=runner,
+                digest=digest,
+            )
     t, tr, facts = load_inputs(
-        terms,
-        trace,
-        open_at=open_at,
-        clock_skew=clock_skew,
-        quarantine=quarantine,
-        progress=step,
-        check=lambda t: check_chosen(t, contracts),
+        t, trace, open_at=open_at, clock_skew=clock_skew, quarantine=quarantine, progress=step
     )
+    if not keep_events:  # the facts hold all evaluation reads: let the events go
+        if digest:
+            step("taking the trace's digest")
+            tr = with_digest(tr)
+        allocations, runs = facts.collect()
+        facts = Facts(allocations.lazy(), runs.lazy())
+        tr = replace(tr, events=tr.events.head(0), index=None, let_go=True)
     return evaluate_facts(t, tr, facts, progress=step, only=contracts)
 
 
@@ -76,8 +131,9 @@ def load_inputs(
     """The checked terms, the loaded trace and its facts (derived once, lazily). ``check``
     runs on the terms before the trace is read: a wrong name should fail fast."""
     step = progress or (lambda _msg: None)
-    step("reading terms")
-    t = terms if isinstance(terms, Terms) else load_terms(_paths(terms))
+    if not isinstance(terms, Terms):
+        step("reading terms")
+    t = _terms(terms)
     if check is not None:
         check(t)
     step("loading trace")
@@ -88,6 +144,10 @@ def load_inputs(
     )
     step("deriving facts")
     return t, tr, derive_facts(tr)
+
+
+def _terms(terms: TermsLike) -> Terms:
+    return terms if isinstance(terms, Terms) else load_terms(_paths(terms))
 
 
 def _paths(terms: str | Path | Sequence[str | Path]) -> list[str | Path]:

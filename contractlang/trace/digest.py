@@ -1,23 +1,28 @@
 """A digest of a loaded trace that names its content, not its file: the same events give the
-same digest whether they were read from CSV, NDJSON or Parquet, and in whatever row order.
+same digest whether they were read from CSV, NDJSON or Parquet, in whatever row order, and
+whether the trace was evaluated whole or in shards of its runs.
 
-The digest is ``sha256:`` and the hex SHA-256 of the trace written as one canonical text
-(``docs/evaluate.md``), in UTF-8, every line ended by a line feed:
+Each event is written as one line of canonical text (``docs/evaluate.md``), in UTF-8:
 
-- a header line: the column names separated by tabs, the schema's own in their order
-  (``run_id``, ``alloc_id``, ``ts``, …), then the extra columns sorted by name;
-- one line per event, its values in that order separated by tabs: a missing value is ``\\N``;
-  text has ``\\``, tab, line feed and carriage return written ``\\\\``, ``\\t``, ``\\n``,
-  ``\\r``; a number (whole or decimal) is its exact value in plain decimal without trailing
-  zeros after the point (``2.10`` and ``2.1`` are both ``2.1``); a time is whole microseconds
-  since 1970-01-01 UTC; a boolean is ``true`` or ``false``; an extra column of dates is
-  ``2025-01-01``, of durations whole microseconds, of lists or records their JSON text (keys
-  sorted);
-- the event lines sorted by their UTF-8 bytes (as ``LC_ALL=C sort`` sorts them), so the file's
-  row order does not count.
+- its values in the order of the header line — the schema's own columns in their order
+  (``run_id``, ``alloc_id``, ``ts``, …), then the extra columns sorted by name — separated by
+  tabs: a missing value is ``\\N``; text has ``\\``, tab, line feed and carriage return written
+  ``\\\\``, ``\\t``, ``\\n``, ``\\r``; a number (whole or decimal) is its exact value in plain
+  decimal without trailing zeros after the point (``2.10`` and ``2.1`` are both ``2.1``); a
+  time is whole microseconds since 1970-01-01 UTC; a boolean is ``true`` or ``false``; an
+  extra column of dates is ``2025-01-01``, of durations whole microseconds, of lists or
+  records their JSON text (keys sorted).
 
-The loader's own columns (``row``, ``run_key``) are not part of it. It costs one sort of the
-events' lines and one pass over them, hashed a slice at a time.
+A run's digest is the hex SHA-256 of its event lines sorted by their UTF-8 bytes (as
+``LC_ALL=C sort`` sorts them), each ended by a line feed. The trace's digest is ``sha256:``
+and the hex SHA-256 of the header line (the column names, tab-separated) followed by one line
+per run — the run's ``run_id`` as canonical text, a tab, the run's digest — those lines sorted
+by their UTF-8 bytes, every line ended by a line feed. The loader's own columns (``row``,
+``run_key``) are not part of it.
+
+Hashing a run at a time lets a sharded evaluation take each run's digest in its shard, and
+keeps the cost linear: the events are grouped by run (one integer sort), and each group of
+runs is written as text, sorted and hashed on its own, so the memory is one group's text.
 
 >>> import polars as pl
 >>> from datetime import datetime, UTC
@@ -38,45 +43,114 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
 
+from contractlang.errors import InternalError
 from contractlang.trace.model import Trace
 from contractlang.trace.schema import COLUMNS
 
-__all__ = ["canonical_text", "trace_digest"]
+__all__ = ["canonical_text", "digest_of", "header_line", "run_lines", "trace_digest"]
 
-#: Event lines hashed per slice: bounds the memory of the text being hashed.
+#: Events written as text at a time (whole runs, at least one): bounds the memory of the text.
 SLICE_ROWS = 200_000
 _NULL = "\\N"
 _SPECIAL = r"[\\\t\n\r]"
+_OWN = ("row", "run_key")
 
 
 def trace_digest(trace: Trace) -> str:
-    """``sha256:`` and the hex SHA-256 of the trace's canonical text (see the module)."""
-    h = hashlib.sha256()
-    for piece in canonical_text(trace):
-        h.update(piece.encode("utf-8"))
+    """``sha256:`` and the hex SHA-256 of the trace (see the module); the digest taken when
+    the trace was loaded, if it was (:func:`with_digest`)."""
+    if trace.digest is not None:
+        return trace.digest
+    if trace.let_go:
+        raise InternalError("the digest of a trace whose events were let go before it was taken")
+    return digest_of(header_line(trace.events.columns), run_lines(trace))
+
+
+def with_digest(trace: Trace) -> Trace:
+    """``trace`` with its digest taken, to outlive its events."""
+    return replace(trace, digest=trace_digest(trace))
+
+
+def digest_of(header: str, lines: Iterable[str]) -> str:
+    """The trace digest from its header line and its runs' lines (:func:`run_lines`, of the
+    whole trace or of each shard of its runs, in any order)."""
+    h = hashlib.sha256(header.encode("utf-8"))
+    for line in sorted(lines):  # code point order is UTF-8 byte order
+        h.update(line.encode("utf-8"))
     return "sha256:" + h.hexdigest()
 
 
+def header_line(columns: Sequence[str]) -> str:
+    """The header line of a trace with ``columns`` (the loader's own left out)."""
+    return "\t".join(_escape(c) for c in _order(columns)) + "\n"
+
+
+def run_lines(trace: Trace) -> list[str]:
+    """One line per run of ``trace``: its ``run_id`` as canonical text, a tab, and the hex
+    SHA-256 of its sorted event lines, ended by a line feed."""
+    out = []
+    for runs, texts in _runs_text(trace):
+        for run, text in zip(runs, texts, strict=True):
+            out.append(f"{run}\t{hashlib.sha256(text.encode('utf-8')).hexdigest()}\n")
+    return out
+
+
 def canonical_text(trace: Trace) -> Iterator[str]:
-    """The canonical text, in pieces that concatenate to it: the header line, then the sorted
-    event lines a slice at a time."""
-    frame = trace.as_frame()
-    extras = sorted(c for c in frame.columns if c not in COLUMNS)
-    order = [c for c in COLUMNS if c in frame.columns] + extras
-    yield "\t".join(_escape(c) for c in order) + "\n"
-    if frame.height == 0:
+    """The header line, then every event line, a run at a time (each run's lines sorted,
+    the runs in ``run_id`` order): the text each run's digest is taken of, in pieces."""
+    yield header_line(trace.events.columns)
+    for _runs, texts in _runs_text(trace):
+        yield from texts
+
+
+def _order(columns: Sequence[str]) -> list[str]:
+    names = [c for c in columns if c not in _OWN]
+    return [c for c in COLUMNS if c in names] + sorted(c for c in names if c not in COLUMNS)
+
+
+def _runs_text(trace: Trace) -> Iterator[tuple[list[str], list[str]]]:
+    """For groups of whole runs of at most :data:`SLICE_ROWS` events (or one run): each
+    run's ``run_id`` text and its sorted event lines, each ended by a line feed."""
+    events = trace.events
+    if events.height == 0:
         return
-    encoded = [_encode(frame[c]) for c in order]
-    lines = frame.select(pl.concat_str(encoded, separator="\t").alias("line")).sort("line")
-    for start in range(0, lines.height, SLICE_ROWS):
-        # the lines hold no line feed (escaped) and are written as they are, one a line
-        text = lines.slice(start, SLICE_ROWS).write_csv(include_header=False, quote_style="never")
-        yield text
+    key = pl.col("run_key") if "run_key" in events.columns else pl.col("run_id").rank("dense")
+    keys = events.select(key.fill_null(-1).alias("k")).get_column("k")
+    order = keys.arg_sort()
+    sizes = keys.value_counts(sort=False).sort("k").get_column("count").to_list()
+    order_cols = _order(events.columns)
+    encoded = [_encode(events.get_column(c)) for c in order_cols]
+    run_text = _encode(events.get_column("run_id"))
+    start = 0
+    for stop in _cuts(sizes):
+        part = events[order[start:stop]]
+        start = stop
+        lines = part.select(
+            pl.concat_str(encoded, separator="\t").alias("line"), run_text.alias("run")
+        ).sort("line")  # a run's lines share its prefix: sorted, each run's are together
+        grouped = lines.group_by("run", maintain_order=True).agg(
+            (pl.col("line") + "\n").str.join("")
+        )
+        yield grouped.get_column("run").to_list(), grouped.get_column("line").to_list()
+
+
+def _cuts(sizes: Sequence[int]) -> Iterator[int]:
+    """Where to cut the events, in run order, into groups of whole runs of at most
+    :data:`SLICE_ROWS` events (a larger run alone)."""
+    total = held = 0
+    for n in sizes:
+        if held and held + n > SLICE_ROWS:
+            yield total
+            held = 0
+        total += n
+        held += n
+    yield total
 
 
 def _encode(values: pl.Series) -> pl.Expr:
@@ -98,12 +172,19 @@ def _encode(values: pl.Series) -> pl.Expr:
         text = col.dt.strftime("%Y-%m-%d")
     elif dtype.is_nested() or isinstance(dtype, (pl.Object, pl.Binary)):
         text = _escaped(col.map_elements(_json, return_dtype=pl.String, skip_nulls=True))
-    else:
+    else:  # text, and the enum columns (``source``, ``event``, ``capacity``) as their text
         text = col.cast(pl.String)
-        as_text = values.cast(pl.String)
-        if as_text.str.contains(_SPECIAL).any():  # most columns have nothing to escape
+        if isinstance(dtype, pl.Enum):
+            special = any(_has_special(c) for c in dtype.categories.to_list())
+        else:
+            special = bool(values.str.contains(_SPECIAL).any())
+        if special:  # most columns have nothing to escape
             text = _escaped(text)
     return text.fill_null(_NULL)
+
+
+def _has_special(value: str) -> bool:
+    return any(ch in value for ch in "\\\t\n\r")
 
 
 def _escaped(text: pl.Expr) -> pl.Expr:

@@ -111,18 +111,21 @@ def load_trace(
     )
 
 
-def combine(normals: Sequence[Normalised], names: Sequence[str]) -> tuple[Normalised, pb.Sources]:
+def combine(
+    normals: Sequence[Normalised], names: Sequence[str], sizes: Sequence[int] | None = None
+) -> tuple[Normalised, pb.Sources]:
     """Several normalised files as one: rows numbered on from one file to the next (each
     file's rows keep their own numbers in messages, :class:`~contractlang.trace.problems.
     Sources`), extra columns united (a column one file lacks is null there), one ``run_key``
-    over every file's runs."""
+    over every file's runs. ``sizes`` are the files' numbers of rows, when ``normals`` hold
+    only some of them (a shard's)."""
     if len(normals) == 1:
         return normals[0], pb.Sources.of(names[0])
     starts: list[int] = []
     offset = 0
-    for n in normals:
+    for k, n in enumerate(normals):
         starts.append(offset)
-        offset += n.events.height
+        offset += n.events.height if sizes is None else sizes[k]
     bad_columns = tuple(dict.fromkeys(c for n in normals for c in n.bad_columns))
     extras = tuple(
         dict.fromkeys(c for n in normals for c in n.events.columns if c not in _OWN_COLUMNS)

@@ -45,6 +45,11 @@ class Trace:
     index: TraceIndex | None = None
     #: the runs set aside because they break a rule (``--on-invalid quarantine``), if any
     quarantine: Quarantine | None = None
+    #: the trace's digest (:mod:`~contractlang.trace.digest`), when taken before its events
+    #: were let go
+    digest: str | None = None
+    #: whether ``events`` were let go once the facts were derived (it holds none of them)
+    let_go: bool = False
 
     def as_frame(self) -> pl.DataFrame:
         """The events as a trace in the design's schema, in file order: the loader's own

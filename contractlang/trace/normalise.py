@@ -49,16 +49,44 @@ from contractlang.trace.schema import (
 ENGINE: Literal["streaming", "in-memory"] = "streaming"
 
 
-def normalise(
-    lf: pl.LazyFrame, name: str, *, max_problems: int = 50, path: Path | None = None
-) -> Normalised:
-    """Check the columns and normalise every value's type (one pass over the data).
+@dataclass(frozen=True)
+class Prepared:
+    """What normalising a file learns from its schema (and, for CSV, from one scan typing its
+    text extras), before it reads a value: how each column becomes a normalised one, the
+    extras, and the file's warnings. :func:`prepare` makes it once; :func:`normalise` can then
+    read the whole file, or the rows of some runs only (a shard), each time the same way."""
+
+    lf: pl.LazyFrame
+    name: str
+    path: Path | None
+    names: tuple[str, ...]
+    columns: dict[str, Column]
+    extras: tuple[str, ...]
+    warnings: tuple[Diagnostic, ...]
+    #: the types of the text extras (CSV), inferred from every value of the file
+    inferred: dict[str, pl.DataType]
+
+    @property
+    def run_id(self) -> pl.Expr:
+        """A row's normalised ``run_id``, null when it has none (missing, or empty text)."""
+        norm = self.columns["run_id"].norm
+        return pl.when(norm.str.len_bytes() > 0).then(norm)
+
+
+def prepare(
+    lf: pl.LazyFrame,
+    name: str,
+    *,
+    path: Path | None = None,
+    inferred: dict[str, pl.DataType] | None = None,
+) -> Prepared:
+    """Check a file's columns and plan how each becomes a normalised one.
 
     Raises :class:`ContractlangError` for whole-file problems (a missing required column, a
     column of the wrong type, a naive timestamp column, a reserved name, an unreadable file:
     ``path``, the file ``lf`` reads, if any, is searched for bytes that are not UTF-8).
-    Problems with single values are returned as a problem frame; their rows are marked
-    :data:`BAD`."""
+    ``inferred``, the text extras' types from an earlier :func:`prepare` of the same file,
+    saves the scan that infers them."""
     schema = lf.collect_schema()
     nulls = [c for c, t in schema.items() if t == pl.Null]
     if nulls:  # a column with no value at all (NDJSON types one so): text with no value
@@ -128,10 +156,11 @@ def normalise(
     if file_problems:
         raise ContractlangError(file_problems)
 
-    try:
-        inferred = infer_text_columns(lf, text_extras)
-    except pl.exceptions.PolarsError as exc:
-        raise read_failure(name, exc, path) from None
+    if inferred is None:
+        try:
+            inferred = infer_text_columns(lf, text_extras)
+        except pl.exceptions.PolarsError as exc:
+            raise read_failure(name, exc, path) from None
     for extra in extras:
         columns[extra] = extra_column(extra, schema[extra], inferred, warnings, name)
 
@@ -142,6 +171,34 @@ def normalise(
         if schema[col] == pl.String:
             missing = missing | (raw.str.strip_chars().str.len_bytes() == 0)
         columns[col].bad.append((missing, "T015", pl.lit(f"missing `{col}`"), None))
+    return Prepared(lf, name, path, tuple(names), columns, tuple(extras), tuple(warnings), inferred)
+
+
+def normalise(
+    lf: pl.LazyFrame | Prepared,
+    name: str,
+    *,
+    max_problems: int = 50,
+    path: Path | None = None,
+    rows: pl.Expr | None = None,
+) -> Normalised:
+    """Check the columns and normalise every value's type (one pass over the data).
+
+    ``lf`` is the file read (:func:`prepare` is then called on it), or what :func:`prepare`
+    made of it. ``rows``, a condition on the file's columns and its 1-based ``row``, keeps
+    only some of its rows (a shard's), numbered as in the whole file.
+
+    Raises :class:`ContractlangError` for whole-file problems (see :func:`prepare`).
+    Problems with single values are returned as a problem frame; their rows are marked
+    :data:`BAD`."""
+    prep = lf if isinstance(lf, Prepared) else prepare(lf, name, path=path)
+    lf, path = prep.lf, prep.path
+    names, columns, extras = list(prep.names), prep.columns, list(prep.extras)
+
+    def indexed() -> pl.LazyFrame:
+        """The rows read, numbered in the file."""
+        numbered = lf.with_row_index(ROW, offset=1)
+        return numbered if rows is None else numbered.filter(rows)
 
     checks = [
         _Check(col, bad.fill_null(False), code, message, hint, _suggest(col, code))
@@ -156,7 +213,7 @@ def normalise(
     values += [columns[e].norm.alias(e) for e in extras]
     flags = [checks[k].bad.alias(f"_b{k}") for k in first]
     try:
-        frame = lf.with_row_index(ROW, offset=1).select(values + flags).collect(engine=ENGINE)
+        frame = indexed().select(values + flags).collect(engine=ENGINE)
     except pl.exceptions.PolarsError as exc:
         raise read_failure(name, exc, path) from None
     later = [c for c, conv in columns.items() if conv.blank_later]
@@ -169,10 +226,11 @@ def normalise(
     second = [k for k, c in enumerate(checks) if c.column in suspect]
     if second:
         try:
-            late = lf.select(checks[k].bad.alias(f"_b{k}") for k in second).collect(engine=ENGINE)
+            late = indexed().select(checks[k].bad.alias(f"_b{k}") for k in second)
+            late_frame = late.collect(engine=ENGINE)
         except pl.exceptions.PolarsError as exc:
             raise read_failure(name, exc, path) from None
-        frame = frame.with_columns(late.get_columns())
+        frame = frame.with_columns(late_frame.get_columns())
 
     # checks never run flag no row (their screen showed no value they could flag)
     ran = sorted(first + second)
@@ -206,7 +264,7 @@ def normalise(
         frame,
         problem_frames,
         hidden,
-        tuple(warnings),
+        prep.warnings,
         extras_out,
         tuple(names),
         bad_columns,

@@ -23,7 +23,8 @@ of its allocation, and the row's other values, are still checked by every rule:
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import cast
 
@@ -33,8 +34,8 @@ from contractlang.diagnostics import NO_SPAN, Diagnostic, Severity
 from contractlang.errors import ContractlangError
 from contractlang.lang.numbers import plain, scaled
 from contractlang.trace import problems as pb
-from contractlang.trace.allocation_rules import INDEX_COLUMNS, allocation_rules
-from contractlang.trace.model import BAD, Normalised, Trace, TraceIndex, bad_flag
+from contractlang.trace.allocation_rules import INDEX_COLUMNS, Findings, allocation_rules
+from contractlang.trace.model import BAD, Normalised, Quarantine, Trace, TraceIndex, bad_flag
 from contractlang.trace.quarantine import nothing_aside, set_aside
 from contractlang.trace.row_rules import (
     ENGINE,
@@ -94,6 +95,64 @@ def validate(
     invalid: the runs they touch are set aside (:mod:`~contractlang.trace.quarantine`) and the
     rest validated again."""
     sources = pb.Sources.of(name)
+    checked, aside, _ = check_runs(
+        normal,
+        sources,
+        open_at=open_at,
+        max_problems=max_problems,
+        clock_skew=clock_skew,
+        quarantine=quarantine,
+    )
+    warnings, count = verdict(
+        [report(checked)], sources, max_problems=max_problems, clock_skew=clock_skew
+    )
+    trace = finish(checked, sources, warnings, count, open_at)
+    return trace if aside is None else replace(trace, quarantine=aside)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the rules found in normalised events (a whole trace's, or a shard's runs'): the
+    errors and warnings, every allocation's summary, and the rows the clock skew moved."""
+
+    normal: Normalised
+    found: pb.Collected
+    warns: pb.Collected
+    findings: Findings
+
+    @property
+    def total(self) -> int:
+        """How many errors: those found, and the value problems beyond the limit."""
+        return self.found.total + self.normal.hidden
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What a verdict needs of one :class:`Checked`: small, so that the reports of every
+    shard of a large trace can be kept and merged (:func:`verdict`) into the same diagnostics
+    as one check of the whole trace. ``problems`` and ``warnings`` hold every problem found
+    (:data:`~contractlang.trace.problems.PROBLEM_SCHEMA`), ``file_warnings`` the files' own
+    (W102), ``clamped`` the rows the clock skew moved, ``rows`` the rows checked and
+    ``error_rows`` those with an error."""
+
+    problems: pl.DataFrame
+    hidden: int
+    warnings: pl.DataFrame
+    file_warnings: tuple[Diagnostic, ...]
+    clamped: int
+    rows: int
+    error_rows: int
+
+
+def check(
+    normal: Normalised,
+    sources: pb.Sources,
+    *,
+    open_at: datetime | None,
+    max_problems: int,
+    clock_skew: timedelta,
+) -> Checked:
+    """Every rule over ``normal``'s events: the problems and warnings found, not yet judged."""
     ev = normal.events
     frames: list[pl.LazyFrame] = [normal.problems, *row_problems(ev)]
     any_bad = bool(normal.bad_columns)
@@ -101,12 +160,10 @@ def validate(
     good = ev.lazy().filter(~pl.col(BAD)) if any_bad else ev.lazy()
 
     findings = allocation_rules(ev.lazy(), open_at, clock_skew)
-    allocs = findings.summary
     frames += [f.drop("alloc_id") for f in findings.problems]
     frames.append(duplicates(good))
 
     found = pb.collect(frames, file=sources, limit=max_problems)
-    total = found.total + normal.hidden
     warns = pb.collect(
         [
             rollbacks(ev.lazy(), bad(ev, "valid"), time_ordered(ev)),
@@ -117,38 +174,105 @@ def validate(
         limit=max_problems,
         severity=Severity.WARNING,
     )
-    warnings = [*normal.warnings, *warns.shown, *_skew_note(findings.clamped, clock_skew, sources)]
-    if total and quarantine:
-        kept, aside = set_aside(normal, found.found, sources)
-        trace = validate(
-            kept, name=name, open_at=open_at, max_problems=max_problems, clock_skew=clock_skew
+    return Checked(normal, found, warns, findings)
+
+
+def check_runs(
+    normal: Normalised,
+    sources: pb.Sources,
+    *,
+    open_at: datetime | None,
+    max_problems: int,
+    clock_skew: timedelta,
+    quarantine: bool,
+) -> tuple[Checked, Quarantine | None, Checked]:
+    """:func:`check`; with ``quarantine``, the runs with a problem set aside first and the
+    rest checked again. Returns the last check, the runs set aside (``None`` without
+    ``quarantine``) and the first check, of every row."""
+
+    def checked_of(events: Normalised) -> Checked:
+        return check(
+            events, sources, open_at=open_at, max_problems=max_problems, clock_skew=clock_skew
         )
-        return replace(trace, quarantine=aside)
-    if quarantine:
-        return replace(
-            validate(normal, name=name, open_at=open_at, max_problems=max_problems,
-                     clock_skew=clock_skew),
-            quarantine=nothing_aside(normal, sources),
-        )  # fmt: skip
+
+    checked = checked_of(normal)
+    if not quarantine:
+        return checked, None, checked
+    if not checked.total:
+        return checked, nothing_aside(normal, sources), checked
+    kept, aside = set_aside(normal, checked.found.found, sources)
+    return checked_of(kept), aside, checked
+
+
+def report(checked: Checked) -> CheckReport:
+    """The :class:`CheckReport` of one check."""
+    ev, found = checked.normal.events, checked.found
+    error_rows = 0
+    if checked.total:
+        bad_rows = ev.filter(pl.col(BAD)).get_column(ROW)
+        error_rows = pl.concat([found.rows, bad_rows.cast(pl.Int64)]).n_unique()
+    return CheckReport(
+        problems=found.found,
+        hidden=checked.normal.hidden,
+        warnings=checked.warns.found,
+        file_warnings=checked.normal.warnings,
+        clamped=checked.findings.clamped.height,
+        rows=ev.height,
+        error_rows=error_rows,
+    )
+
+
+def verdict(
+    reports: Sequence[CheckReport],
+    sources: pb.Sources,
+    *,
+    max_problems: int,
+    clock_skew: timedelta,
+) -> tuple[list[Diagnostic], int]:
+    """The warnings of a valid trace (and how many there are, shown or not), or
+    :class:`TraceInvalid` with the first ``max_problems`` problems by row. ``reports`` cover
+    disjoint rows of one trace: one report of the whole trace, or one per shard of its runs,
+    give the same diagnostics."""
+    found = pb.collect([r.problems.lazy() for r in reports], file=sources, limit=max_problems)
+    total = found.total + sum(r.hidden for r in reports)
+    warns = pb.collect(
+        [r.warnings.lazy() for r in reports],
+        file=sources,
+        limit=max_problems,
+        severity=Severity.WARNING,
+    )
+    clamped = sum(r.clamped for r in reports)
+    file_warnings = reports[0].file_warnings if reports else ()
+    warnings = [*file_warnings, *warns.shown, *_skew_note(clamped, clock_skew, sources)]
     if total:
         shown = list(found.shown)
         if total > len(shown):
             more = pb.Collected(found.shown, total)
             shown.append(pb.more_problems(sources.label, more, max_problems))
-        bad_rows = ev.filter(pl.col(BAD)).get_column(ROW)
-        error_rows = pl.concat([found.rows, bad_rows.cast(pl.Int64)]).n_unique()
         raise TraceInvalid(
             [*shown, *warnings],
-            rows=ev.height,
+            rows=sum(r.rows for r in reports),
             errors=total,
-            error_rows=error_rows,
+            error_rows=sum(r.error_rows for r in reports),
             warnings=len(warnings) + warns.more,
         )
+    return warnings, len(warnings) + warns.more
 
-    events = ev.drop(BAD, *[bad_flag(c) for c in normal.bad_columns])
+
+def finish(
+    checked: Checked,
+    sources: pb.Sources,
+    warnings: Sequence[Diagnostic],
+    warning_count: int,
+    open_at: datetime | None,
+) -> Trace:
+    """The :class:`Trace` of events the rules found valid, with its summary and index."""
+    normal, findings = checked.normal, checked.findings
+    allocs = findings.summary
+    events = normal.events.drop(BAD, *[bad_flag(c) for c in normal.bad_columns])
     if findings.clamped.height:
         events = events.update(findings.clamped, on=ROW)
-    summary = _summary(events, allocs, open_at, normal.extras, len(warnings) + warns.more)
+    summary = summary_of(summary_parts(events, allocs, open_at), normal.extras, warning_count)
     # every `started` row is the one start of its allocation here, so the allocations that
     # start, in the order of their start rows, are the `started` rows in file order
     index = TraceIndex(
@@ -175,13 +299,11 @@ def validate(
 # --------------------------------------------------------------------------- summary
 
 
-def _skew_note(
-    clamped: pl.DataFrame, clock_skew: timedelta, sources: pb.Sources
-) -> list[Diagnostic]:
+def _skew_note(clamped: int, clock_skew: timedelta, sources: pb.Sources) -> list[Diagnostic]:
     """W106: how many job and invoice events the clock skew moved to their allocation's edge."""
-    if not clamped.height:
+    if not clamped:
         return []
-    n = clamped.height
+    n = clamped
     return [
         Diagnostic(
             "W106",
@@ -202,19 +324,71 @@ def _seconds(d: timedelta) -> str:
     return f"{plain(scaled(d // timedelta(microseconds=1), 6).normalize())} s"
 
 
-def _summary(
-    events: pl.DataFrame,
-    allocs: pl.DataFrame,
-    open_at: datetime | None,
-    extras: tuple[str, ...],
-    warnings: int,
-) -> TraceSummary:
+@dataclass(frozen=True)
+class SummaryParts:
+    """The counts a :class:`TraceSummary` is made of, for events that may be one shard of a
+    trace's runs: :func:`merge_summary_parts` adds up those of every shard."""
+
+    rows: int
+    events: dict[str, int]
+    invalid_checkpoints: int
+    runs: int
+    allocations: int
+    closed_at_open_at: int
+    first_ts: datetime | None
+    last_ts: datetime | None
+
+
+def summary_parts(
+    events: pl.DataFrame, allocs: pl.DataFrame, open_at: datetime | None
+) -> SummaryParts:
     counts = dict(
         events.group_by("event").len().select(pl.col("event").cast(pl.String), "len").iter_rows()
     )
     invalid = events.select(
         ((pl.col("event") == "checkpoint") & ~pl.col("valid").fill_null(True)).sum()
     ).item()
+    span = events.select(pl.col("ts").min().alias("lo"), pl.col("ts").max().alias("hi"))
+    closed = (
+        allocs.filter((pl.col("starts") > 0) & (pl.col("ends") == 0)).height
+        if open_at is not None
+        else 0
+    )
+    return SummaryParts(
+        rows=events.height,
+        events=counts,
+        invalid_checkpoints=int(invalid),
+        runs=_count_runs(events.get_column(RUN_KEY)),
+        allocations=allocs.filter(pl.col("starts") > 0).height,
+        closed_at_open_at=closed,
+        first_ts=span["lo"].item(),
+        last_ts=span["hi"].item(),
+    )
+
+
+def merge_summary_parts(parts: Sequence[SummaryParts]) -> SummaryParts:
+    """The parts of shards of disjoint runs, as the parts of all their events together (a
+    shard's runs count null ``run_id`` as one run; only one shard holds such rows)."""
+    events: dict[str, int] = {}
+    for p in parts:
+        for event, n in p.events.items():
+            events[event] = events.get(event, 0) + n
+    firsts = [p.first_ts for p in parts if p.first_ts is not None]
+    lasts = [p.last_ts for p in parts if p.last_ts is not None]
+    return SummaryParts(
+        rows=sum(p.rows for p in parts),
+        events=events,
+        invalid_checkpoints=sum(p.invalid_checkpoints for p in parts),
+        runs=sum(p.runs for p in parts),
+        allocations=sum(p.allocations for p in parts),
+        closed_at_open_at=sum(p.closed_at_open_at for p in parts),
+        first_ts=min(firsts) if firsts else None,
+        last_ts=max(lasts) if lasts else None,
+    )
+
+
+def summary_of(parts: SummaryParts, extras: tuple[str, ...], warnings: int) -> TraceSummary:
+    counts, invalid = parts.events, parts.invalid_checkpoints
     reasons: dict[str, int] = {}
     for event, kind in EVENTS.items():
         if kind.not_used and counts.get(event, 0):
@@ -222,21 +396,15 @@ def _summary(
     if invalid:
         reasons[INVALID_CHECKPOINT_REASON] = invalid
     not_used = tuple(NotUsed(reason=r, rows=n) for r, n in reasons.items())
-    span = events.select(pl.col("ts").min().alias("lo"), pl.col("ts").max().alias("hi"))
-    closed = (
-        allocs.filter((pl.col("starts") > 0) & (pl.col("ends") == 0)).height
-        if open_at is not None
-        else 0
-    )
     return TraceSummary(
-        rows_read=events.height,
-        rows_used=events.height - sum(n.rows for n in not_used),
+        rows_read=parts.rows,
+        rows_used=parts.rows - sum(n.rows for n in not_used),
         not_used=not_used,
-        runs=_count_runs(events.get_column(RUN_KEY)),
-        allocations=allocs.filter(pl.col("starts") > 0).height,
-        closed_at_open_at=closed,
-        first_ts=span["lo"].item(),
-        last_ts=span["hi"].item(),
+        runs=parts.runs,
+        allocations=parts.allocations,
+        closed_at_open_at=parts.closed_at_open_at,
+        first_ts=parts.first_ts,
+        last_ts=parts.last_ts,
         events={e: counts[e] for e in EVENTS if counts.get(e)},
         extra_columns=extras,
         warnings=warnings,

@@ -39,13 +39,20 @@ def value_text(v: Any) -> str:
 
 
 def canonical_text(rows: Iterable[Mapping[str, Any]], extras: Sequence[str] = ()) -> bytes:
-    """The documented canonical text of ``rows`` (every schema column, missing ones as none,
-    plus ``extras``)."""
+    """What the trace digest hashes, from the documented rules: the header line (every schema
+    column, then ``extras`` sorted), then one line per run — its ``run_id`` text, a tab, the
+    SHA-256 of its event lines sorted by their bytes — those lines sorted by their bytes."""
     columns = [*SCHEMA_COLUMNS, *sorted(extras)]
     header = "\t".join(columns)
-    lines = ["\t".join(value_text(row.get(c)) for c in columns) for row in rows]
-    body = sorted(line.encode("utf-8") for line in lines)
-    return b"".join(x + b"\n" for x in [header.encode("utf-8"), *body])
+    runs: dict[str, list[bytes]] = {}
+    for row in rows:
+        line = "\t".join(value_text(row.get(c)) for c in columns)
+        runs.setdefault(value_text(row.get("run_id")), []).append(line.encode("utf-8"))
+    run_lines = []
+    for run, lines in runs.items():
+        text = b"".join(x + b"\n" for x in sorted(lines))
+        run_lines.append(run.encode("utf-8") + b"\t" + hashlib.sha256(text).hexdigest().encode())
+    return b"".join(x + b"\n" for x in [header.encode("utf-8"), *sorted(run_lines)])
 
 
 def digest(rows: Iterable[Mapping[str, Any]], extras: Sequence[str] = ()) -> str:
