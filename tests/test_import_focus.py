@@ -276,3 +276,12 @@ def test_files_that_are_not_focus(tmp_path: Path) -> None:
 def test_a_tag_no_row_has_is_flagged_with_the_closest(tmp_path: Path) -> None:
     r = focus(tmp_path, line("1.00", Tags='{"Run": "r1"}'), run_from="tag:run")
     assert dict(r.report.facts)["no row has tag `run`"] == "did you mean `Run`?"
+
+
+def test_amounts_are_ascii_decimals(tmp_path: Path) -> None:
+    # `٣` is a digit to Python's `Decimal` (it reads it as 3): not to an invoice
+    r = focus(tmp_path, line("٣"), line("1.٥"), line("²"), line("3.00", ListCost="٣"))
+    assert codes(r) == [(1, "I021"), (2, "I021"), (3, "I021")]
+    assert r.report.rejects[0].reason == "`BilledCost` `٣` is not a decimal number"
+    assert rows(r, "amount", "list_cost") == [(Decimal("3.00"), None)]
+    assert {n.code for n in r.report.notes} >= {"I039"}

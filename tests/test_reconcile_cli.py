@@ -92,6 +92,9 @@ def test_tolerance_and_bad_flags(files: Path) -> None:
         (["--tolerance", "abc"], "not an amount of money"),
         (["--tolerance", "1e999999"], "not an amount of money"),
         (["--tolerance", "1 USD extra"], "not an amount of money"),
+        (["--tolerance", "٣"], "not an amount of money"),  # an Arabic-Indic 3, not ASCII
+        (["--tolerance", "0.٠٥ USD"], "not an amount of money"),
+        (["--clock-skew", "٣s"], "is not a duration"),
         (["--tolerance", "0.05 EUR"], "is in EUR, but contract `c` bills in USD"),
         (["--out", files / "x.txt"], "must end in"),
     ):

@@ -38,7 +38,7 @@ from contractlang.reconcile import reconcile
 from contractlang.render.reconcile_json import dispute_table, render_json
 from contractlang.render.reconcile_text import render_reconciliation
 
-_TOLERANCE = re.compile(r"^(\d{1,20}(?:\.\d{1,18})?)(?:\s+([A-Z]{3}))?$")
+_TOLERANCE = re.compile(r"^([0-9]{1,20}(?:\.[0-9]{1,18})?)(?:\s+([A-Z]{3}))?$", re.ASCII)
 
 
 def parse_tolerance(text: str) -> tuple[Decimal, str | None]:

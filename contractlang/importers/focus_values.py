@@ -31,7 +31,7 @@ CHARGE_FREQUENCIES = ("One-Time", "Recurring", "Usage-Based")
 MAX_PLACES = 18
 MAX_INTEGER_DIGITS = 20
 
-_DECIMAL = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_DECIMAL = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$")
 
 
 def is_null(text: str) -> bool:

@@ -358,7 +358,7 @@ def _kept(fields: dict[str, str]) -> dict[str, object]:
             continue
         v = fields[f]
         if dtype == pl.Int64:
-            out[col] = int(v) if v.isdigit() else None
+            out[col] = int(v) if sf.is_count(v) and int(v) <= sf.MAX_COUNT else None
         else:
             out[col] = v or None
     return out
