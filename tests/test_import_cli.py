@@ -143,3 +143,29 @@ def test_trace_rule_problems_are_reported_on_the_imported_rows() -> None:
     assert d.headline() == (
         "jobs.txt: row 12: error[T007]: allocation `a1` starts again; it started at row 11"
     )
+
+
+def test_values_from_the_file_cannot_steer_the_terminal(tmp_path: Path) -> None:
+    invoice = tmp_path / "inv.csv"
+    invoice.write_text(
+        "BilledCost,ChargeCategory,ChargePeriodStart,Tags\n"
+        '"abc\x1b[2J",Usage,2025-01-01T00:00:00Z,"{""run"": ""j1""}"\n'
+        '1.00,Usage,2025-01-01T00:00:00Z,"{""run"": ""j\x1b[31m1"\n'
+        '2.00,Usage\x07,2025-01-01T00:00:00Z,"{""run"": ""j1""}"\n'
+    )
+    result = run("import", "focus", invoice, "--run-from", "tag:run")
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output
+    assert "\x07" not in result.output
+    # each shown as its escape: the reject, the note's detail, the category
+    assert "`abc\\x1b[2J` is not a decimal number" in result.output
+    assert '`{"run": "j\\x1b[31m1`: not JSON' in result.output
+    assert "`Usage\\x07` is not a FOCUS category" in result.output
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text(
+        "JobID|State|Start|End|AllocTRES\n"
+        "1|DONE\x1b[8m|2025-01-01T00:00:00|2025-01-01T01:00:00|gres/gpu=8\n"
+    )
+    result = run("import", "sacct", jobs, "--tz", "UTC", "--out", tmp_path / "j.parquet")
+    assert "\x1b" not in result.output
+    assert "unknown job state `DONE\\x1b[8m`" in result.output

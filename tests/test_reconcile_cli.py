@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from support.cli import no_traceback, run
+from support.events import event, released, started
 from support.events import frame as trace_frame
 from test_reconcile import CONTRACT, EVENTS
 
@@ -149,3 +150,20 @@ def test_the_audit_names_the_reasons(audit: ContractReconciliation) -> None:
     why = top[2].reasons[0]
     assert (why.alloc_id, why.term) == ("7001#2", "reclaimed in the first hour")
     assert dict(why.facts)["runtime"].total_seconds() == 39 * 60 + 12
+
+
+def test_values_from_the_trace_cannot_steer_the_terminal(tmp_path: Path) -> None:
+    run_id, alloc = "r\x1b[31m1", "a\x1b]0;pwned\x07"
+    events = [
+        started(run_id, alloc, "2026-03-02 10:00", gpus=1),
+        released(run_id, alloc, "2026-03-02 11:00"),
+        # 1 GPU × 1 h × 2.00 = 2.00 owed; 3.00 invoiced: over-billed, among the largest
+        event(run_id, alloc, "2026-03-02 11:00", "charge", amount=Decimal("3.00")),
+    ]
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    trace_frame(events).write_parquet(tmp_path / "t.parquet")
+    result = run("reconcile", tmp_path / "c.spot", tmp_path / "t.parquet")
+    assert result.exit_code == 1, result.output
+    assert "\x1b" not in result.output
+    assert "\x07" not in result.output
+    assert "charge of allocation a\\x1b]0;pwned\\x07 (run r\\x1b[31m1)" in result.output

@@ -15,19 +15,28 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from contractlang.diagnostics import printable
 from contractlang.importers.result import FIRST_ROWS, ImportReport
 
 WIDTH = 80
 
 
 def _fit(text: str, width: int = WIDTH) -> str:
+    """One line of at most ``width`` columns; control characters from the file (an escape
+    sequence in a value) shown as ``\\x1b``, never obeyed by the terminal."""
+    text = printable(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _wrap(text: str, later: int) -> list[str]:
-    """``text`` in lines of at most 80 columns, continued ``later`` columns in."""
+    """``text`` in lines of at most 80 columns, continued ``later`` columns in; control
+    characters shown, as :func:`_fit` shows them."""
     return textwrap.wrap(
-        text, WIDTH, subsequent_indent=" " * later, break_on_hyphens=False, drop_whitespace=True
+        printable(text),
+        WIDTH,
+        subsequent_indent=" " * later,
+        break_on_hyphens=False,
+        drop_whitespace=True,
     )
 
 

@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 
+from contractlang.diagnostics import printable
 from contractlang.reconcile.model import (
     STATUSES,
     Comparison,
@@ -122,8 +123,10 @@ def _n(lines: Iterable[Comparison]) -> str:
 
 
 def _wrap(text: str, indent: str = "", later: str | None = None) -> str:
+    """``text`` filled to 80 columns; control characters from the trace or the terms (an
+    escape sequence in a run id) shown as ``\\x1b``, never obeyed by the terminal."""
     return textwrap.fill(
-        text,
+        printable(text),
         WIDTH,
         initial_indent=indent,
         subsequent_indent=indent if later is None else later,
