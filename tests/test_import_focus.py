@@ -285,3 +285,13 @@ def test_amounts_are_ascii_decimals(tmp_path: Path) -> None:
     assert r.report.rejects[0].reason == "`BilledCost` `٣` is not a decimal number"
     assert rows(r, "amount", "list_cost") == [(Decimal("3.00"), None)]
     assert {n.code for n in r.report.notes} >= {"I039"}
+
+
+def test_the_report_s_sums_are_exact_however_large(tmp_path: Path) -> None:
+    big = "12345678901234567890.123456789012345678"  # 38 digits: the most an amount holds
+    r = focus(tmp_path, line(big), line(big), line("-" + big, "Credit"))
+    facts = dict(r.report.facts)
+    # 2 × big, digit by digit (Python's default context would round it to 28 digits)
+    assert facts["BilledCost of Usage (2 rows)"] == "24691357802469135780.246913578024691356"
+    assert facts["BilledCost of Credit (1 row)"] == "-" + big
+    assert facts["BilledCost of every row mapped"] == big

@@ -370,3 +370,38 @@ def test_an_allocation_with_its_own_line_is_not_also_in_the_run_level_comparison
         (None, "over_billed", Decimal("2.00"), Decimal("2.50")),
     ]
     assert [b.alloc_id for b in r.lines[1].basis] == ["a2"]
+
+
+BIG = "12345678901234567890.123456789012345678"  # 38 digits: the most an amount holds
+
+
+def test_invoice_sums_are_exact_however_large() -> None:
+    events = [
+        # r1: 1 GPU × 1 h × 2.00 = 2.00 owed; two run-level lines of 9 × 10¹⁹ invoiced. Polars'
+        # grouped sum of Decimal(38, 18) wraps past 10²⁰ (it gave −1.6 × 10²⁰); Python's default
+        # decimal context rounds past 28 digits
+        started("r1", "a1", D + "10:00", gpus=1),
+        released("r1", "a1", D + "11:00"),
+        charge("r1", None, D + "00:00", "90000000000000000000"),
+        charge("r1", None, D + "01:00", "90000000000000000000"),
+        # r2: the same charge, owed 2.00, invoiced as two lines of 38 digits each
+        started("r2", "r2-a1", D + "10:00", gpus=1),
+        released("r2", "r2-a1", D + "11:00"),
+        charge("r2", None, D + "00:00", BIG),
+        charge("r2", None, D + "01:00", BIG),
+    ]
+    (r,) = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events)).contracts
+    # the sums in integers of 10⁻¹⁸: 9e19 + 9e19 = 1.8e20; BIG + BIG = 2 × BIG
+    twice = Decimal(f"{2 * int(BIG.replace('.', ''))}e-18")
+    assert str(twice) == "24691357802469135780.246913578024691356"
+    assert [(c.run_id, c.expected, c.invoiced) for c in r.lines] == [
+        ("r1", Decimal("2.00"), Decimal("180000000000000000000")),
+        ("r2", Decimal("2.00"), twice),
+    ]
+    # the differences and totals: 1.8e20 − 2.00 and 2 × BIG − 2.00, every digit kept
+    assert r.lines[1].difference == Decimal("24691357802469135778.246913578024691356")
+    total = r.total()
+    # 180000000000000000000 + 24691357802469135780.246913578024691356 invoiced, 4.00 owed
+    assert total.invoiced == Decimal("204691357802469135780.246913578024691356")
+    assert total.over_billed == Decimal("204691357802469135776.246913578024691356")
+    assert r.summary()["over_billed"].amount == total.over_billed

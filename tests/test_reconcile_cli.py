@@ -167,3 +167,23 @@ def test_values_from_the_trace_cannot_steer_the_terminal(tmp_path: Path) -> None
     assert "\x1b" not in result.output
     assert "\x07" not in result.output
     assert "charge of allocation a\\x1b]0;pwned\\x07 (run r\\x1b[31m1)" in result.output
+
+
+def test_huge_invoice_amounts_print_every_digit(tmp_path: Path) -> None:
+    big = "90000000000000000000"
+    events = [
+        started("r1", "a1", "2026-03-02 10:00", gpus=1),
+        released("r1", "a1", "2026-03-02 11:00"),
+        event("r1", None, "2026-03-02 00:00", "charge", amount=Decimal(big)),
+        event("r1", None, "2026-03-02 01:00", "charge", amount=Decimal(big)),
+    ]
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    trace_frame(events).write_parquet(tmp_path / "t.parquet")
+    result = run("reconcile", tmp_path / "c.spot", tmp_path / "t.parquet", "--format", "json")
+    assert result.exit_code == 1, result.output
+    (c,) = json.loads(result.output)["contracts"]
+    # 9e19 + 9e19 invoiced, 1 GPU × 1 h × 2.00 owed: 1.8e20 − 2.00 over-billed
+    assert c["totals"]["invoiced"] == "180000000000000000000.00"
+    assert c["totals"]["over_billed"] == "179999999999999999998.00"
+    text = run("reconcile", tmp_path / "c.spot", tmp_path / "t.parquet")
+    assert "179,999,999,999,999,999,998.00 USD over-billed" in text.output

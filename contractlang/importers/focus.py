@@ -36,6 +36,7 @@ from contractlang.importers.text import (
     read_text,
 )
 from contractlang.lang.facts import TIMESTAMP
+from contractlang.lang.numbers import EXACT, exact_sum
 
 #: The run of invoice lines that name none.
 UNATTRIBUTED = "unattributed"
@@ -228,15 +229,19 @@ class _Reader:
             **values_out,
         )
         self.c.mapped(f"{event} lines")
-        self.sums[cat] = self.sums.get(cat, Decimal(0)) + amount
+        self._add(cat, amount)
         self.counts[cat] = self.counts.get(cat, 0) + 1
         for label, hit in (("credits", event == "credit"), ("corrections", bool(charge_class))):
             if hit:
                 self.counts[label] = self.counts.get(label, 0) + 1
-                self.sums[label] = self.sums.get(label, Decimal(0)) + amount
+                self._add(label, amount)
         if run == UNATTRIBUTED:
-            self.sums[UNATTRIBUTED] = self.sums.get(UNATTRIBUTED, Decimal(0)) + amount
+            self._add(UNATTRIBUTED, amount)
         return None
+
+    def _add(self, key: str, amount: Decimal) -> None:
+        """``amount`` added to the sum ``key``, exactly (amounts have up to 38 digits)."""
+        self.sums[key] = EXACT.add(self.sums.get(key, Decimal(0)), amount)
 
     def _time(self, row: int, field: str, text: str) -> datetime | None:
         ts = parse_timestamp(text)
@@ -348,7 +353,7 @@ class _Reader:
                 self.c.facts.append(
                     (f"BilledCost of {cat} ({_rows(self.counts[cat])})", money(cat))
                 )
-        total = sum((self.sums.get(k, Decimal(0)) for k in fv.CHARGE_CATEGORIES), Decimal(0))
+        total = exact_sum(self.sums.get(k, Decimal(0)) for k in fv.CHARGE_CATEGORIES)
         self.c.facts.append(("BilledCost of every row mapped", f"{total:f}"))
         for label in ("credits", "corrections"):
             n = self.counts.get(label, 0)

@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from contractlang.lang.numbers import exact_difference
 from contractlang.reconcile.model import (
     Comparison,
     ContractReconciliation,
@@ -67,7 +68,7 @@ def contract_to_json(c: ContractReconciliation) -> dict[str, Any]:
         "totals": {
             "expected": money(total.expected),
             "invoiced": money(total.invoiced),
-            "difference": money(total.invoiced - total.expected),
+            "difference": money(exact_difference(total.invoiced, total.expected)),
             "over_billed": money(total.over_billed),
             "under_billed": money(total.under_billed),
             "charges_over_billed": money(charges),

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 
 from contractlang.diagnostics import printable
+from contractlang.lang.numbers import exact_difference, exact_sum
 from contractlang.reconcile.model import (
     STATUSES,
     Comparison,
@@ -68,7 +69,7 @@ def render_contract(c: ContractReconciliation, r: Reconciliation) -> str:
 
 def _discrepancy(n: int, x: Comparison, money: Money, cur: str) -> list[str]:
     direction = "over-billed" if x.difference > 0 else "under-billed"
-    head = f"{n}. {money(abs(x.difference))} {cur} {direction}: {what(x)}"
+    head = f"{n}. {money(x.difference.copy_abs())} {cur} {direction}: {what(x)}"
     if x.status in ("missing", "unexpected"):
         head += f" ({STATUS_WORDS[x.status]})"
     lines = [_wrap(head, "", "   ")]
@@ -104,9 +105,9 @@ def _dispute(c: ContractReconciliation, money: Money, cur: str) -> list[str]:
             credits,
             _n(x for x in over if x.kind == "credit"),
         ),
-        ("to claim from the provider", charges + credits, ""),
+        ("to claim from the provider", exact_sum((charges, credits)), ""),
         ("under-billed (owed to the provider)", total.under_billed, _n(under)),
-        ("net difference (invoiced − owed)", total.invoiced - total.expected, ""),
+        ("net difference (invoiced − owed)", exact_difference(total.invoiced, total.expected), ""),
         ("credits the terms give, after caps", due, ""),
         ("credits on the invoice", given, ""),
     ]

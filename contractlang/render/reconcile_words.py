@@ -11,10 +11,10 @@ allocation 7001#2 excluded by "first hour" (line 14) because runtime < 1 hour: r
 from __future__ import annotations
 
 from datetime import timedelta
-from decimal import Decimal
+from decimal import Decimal, Inexact
 from fractions import Fraction
 
-from contractlang.lang.numbers import micros, round_fraction
+from contractlang.lang.numbers import EXACT, micros, round_fraction
 from contractlang.reconcile.model import Comparison, FactValue, Reason
 from contractlang.render.numbers import duration_human
 
@@ -22,10 +22,12 @@ from contractlang.render.numbers import duration_human
 def money_text(d: Decimal, precision: int, *, grouped: bool = False) -> str:
     """An exact amount as text: at ``precision`` places when that is exact, else every digit
     it has (never rounded); with thousands separators when ``grouped``."""
-    q = Decimal(1).scaleb(-precision)
-    shown = d.quantize(q) if d == d.quantize(q) else d.normalize()
+    try:  # exact when only zeros go (an invoice's 38 digits are more than the default 28)
+        shown = d.quantize(Decimal(1).scaleb(-precision), context=EXACT)
+    except Inexact:
+        shown = d.normalize(EXACT)
     if shown == 0:
-        shown = abs(shown)  # no "-0.00"
+        shown = shown.copy_abs()  # no "-0.00"
     return f"{shown:,f}" if grouped else f"{shown:f}"
 
 
