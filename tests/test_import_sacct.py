@@ -385,3 +385,12 @@ def test_digits_are_ascii_digits(tmp_path: Path) -> None:
     )
     assert r.events.select("run_id", "restarts").unique().rows() == [("4", None)]
     assert r.report.notes == ()
+
+
+def test_lines_end_at_line_breaks_only(tmp_path: Path) -> None:
+    # `str.splitlines` would also break at a form feed or U+2028 inside a job name
+    ok = f"|COMPLETED|2025-01-01T00:00:00|2025-01-01T00:00:00|2025-01-01T01:00:00|01:00:00|{GPU8}|0"
+    r = sacct(tmp_path, "1|a\x0cb" + ok, "2|c\u2028d" + ok)
+    assert r.report.rows_read == 2
+    assert r.report.rejects == ()
+    assert r.events.filter(pl.col("event") == "started")["run_id"].to_list() == ["1", "2"]

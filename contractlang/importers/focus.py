@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -34,6 +35,7 @@ from contractlang.importers.text import (
     missing_column,
     raise_row_errors,
     read_text,
+    require_line_end,
 )
 from contractlang.lang.facts import TIMESTAMP
 from contractlang.lang.numbers import EXACT, exact_sum
@@ -100,18 +102,21 @@ def import_focus(path: str | Path, run_from: RunKey | str) -> ImportResult:
     key = run_from if isinstance(run_from, RunKey) else RunKey.parse(run_from)
     if key is None:
         raise ValueError(f"not a run key: {run_from!r} (use `tag:KEY` or `resource`)")
-    rows = csv.reader(io.StringIO(read_text(p), newline=""))
+    text = read_text(p)
+    require_line_end(name, text)
+    rows = records(name, text)
     header = next(rows, None)
     if header is None:
         raise format_error(name, f"`{name}` is empty: it has no header")
-    index = _header_index(name, header, key)
+    index = _header_index(name, header[0], key)
     c = Collector("focus", name)
-    reader = _Reader(name, index, len(header), key, c)
-    for n, values in enumerate(rows, start=1):
-        if not values:
-            continue  # a blank line is not a row
+    reader = _Reader(name, index, len(header[0]), key, c)
+    for n, (values, record) in enumerate(rows, start=1):
         c.rows_read += 1
-        reader.read(n, values)
+        if not values:
+            c.blank(n)
+            continue
+        reader.read(n, values, record)
     frame = reader.events.frame()
     trace = validated(frame, name, None)
     reader.facts()
@@ -150,10 +155,46 @@ def _rows(n: int) -> str:
     return f"{n:,} row" + ("" if n == 1 else "s")
 
 
-def _record(values: list[str]) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow(values)
-    return out.getvalue()
+def records(name: str, text: str) -> Iterator[tuple[list[str], str]]:
+    """Each CSV record of ``text`` (the header first): its values as :mod:`csv` reads them, and
+    the record as written (without its line break). A blank line is a record of no values. A
+    file that ends inside a quoted value is I003: a quote never closed swallows every line after
+    it into one value."""
+    lines = list(io.StringIO(text, newline=""))  # split where csv splits: \n, \r\n, \r
+    reader = csv.reader(lines)
+    done = 0
+    for values in reader:
+        raw = "".join(lines[done : reader.line_num])
+        done = reader.line_num
+        if done == len(lines) and _open_quote(raw):
+            start = text.count("\n", 0, len(text) - len(raw)) + 1
+            raise format_error(
+                name,
+                f"`{name}` ends inside a quoted value that opens on line {start:,} (cut short, "
+                "or a quote never closed?)",
+                help='every `"` that opens a value needs one that closes it; a `"` inside '
+                'a quoted value is written twice (`""`)',
+            )
+        yield values, raw.removesuffix("\n").removesuffix("\r")  # one line break: \n, \r\n or \r
+
+
+def _open_quote(record: str) -> bool:
+    """Whether ``record`` (the last of a file) ends inside a quoted value, by the rules
+    :mod:`csv` reads with: a quote opens a value only at its start, ``""`` inside is one
+    quote, and a quote that closes a value may be followed by more text (kept, unquoted)."""
+    state = "start"
+    for ch in record:
+        if state == "quoted":
+            state = "quote?" if ch == '"' else "quoted"
+        elif state == "quote?" and ch == '"':
+            state = "quoted"
+        elif ch in ",\r\n":
+            state = "start"
+        elif state == "start" and ch == '"':
+            state = "quoted"
+        else:
+            state = "field"
+    return state == "quoted"
 
 
 class _Reader:
@@ -181,9 +222,9 @@ class _Reader:
         self.counts: dict[str, int] = {}
         self.tag_keys: set[str] = set()
 
-    def read(self, row: int, values: list[str]) -> None:
+    def read(self, row: int, values: list[str], record: str) -> None:
         def reject(code: str, reason: str) -> None:
-            self.c.reject(Reject(row, code, reason, _record(values)))
+            self.c.reject(Reject(row, code, reason, record))
 
         if len(values) != self.width:
             return reject("I010", f"has {len(values)} fields, the header {self.width}")

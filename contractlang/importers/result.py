@@ -1,8 +1,10 @@
 """What an import did, row by row: the mapping report shared by every adapter.
 
 Every input row is accounted for: it was *mapped* (it became events, or was folded into the
-events of another row, as a Slurm job step is into its job), or it was *rejected* with a code and
-a reason. ``rows_read == Σ mapped + rejected``, always (:attr:`ImportReport.accounted`). Notes
+events of another row, as a Slurm job step is into its job), it was *rejected* with a code and
+a reason, or it was *blank* (a line with nothing on it: counted and numbered, so that row N is
+still the N-th line after the header, but nothing to import). ``rows_read == Σ mapped +
+rejected + blank``, always (:attr:`ImportReport.accounted`). Notes
 flag rows that were imported with a caveat (a time without an offset read as UTC, tags that are
 not JSON): they are counted, with their first rows, and never stop the import.
 
@@ -73,6 +75,8 @@ class ImportReport:
     allocations: int
     open_allocations: int = 0
     facts: tuple[tuple[str, str], ...] = ()  # adapter-specific figures, e.g. sums
+    blank: int = 0  # rows with nothing on them
+    blank_rows: tuple[int, ...] = ()  # the first of them
 
     @property
     def rows_mapped(self) -> int:
@@ -80,8 +84,8 @@ class ImportReport:
 
     @property
     def accounted(self) -> bool:
-        """Every row read was mapped or rejected."""
-        return self.rows_read == self.rows_mapped + len(self.rejects)
+        """Every row read was mapped, rejected or blank."""
+        return self.rows_read == self.rows_mapped + len(self.rejects) + self.blank
 
 
 @dataclass(frozen=True)
@@ -116,9 +120,17 @@ class Collector:
         self._rejects: list[Reject] = []
         self._notes: dict[str, _NoteBuilder] = {}
         self.facts: list[tuple[str, str]] = []
+        self._blank = 0
+        self._blank_rows: list[int] = []
 
     def mapped(self, label: str, rows: int = 1) -> None:
         self._mapped[label] = self._mapped.get(label, 0) + rows
+
+    def blank(self, row: int) -> None:
+        """Row ``row`` has nothing on it."""
+        self._blank += 1
+        if len(self._blank_rows) < FIRST_ROWS:
+            self._blank_rows.append(row)
 
     def reject(self, reject: Reject) -> None:
         self._rejects.append(reject)
@@ -153,6 +165,8 @@ class Collector:
             allocations=allocations,
             open_allocations=open_allocations,
             facts=tuple(self.facts),
+            blank=self._blank,
+            blank_rows=tuple(self._blank_rows),
         )
 
 

@@ -42,6 +42,7 @@ from contractlang.importers.text import (
     missing_column,
     raise_row_errors,
     read_text,
+    require_line_end,
     row_error,
 )
 
@@ -97,7 +98,11 @@ def import_sacct(
     p = Path(path)
     name = str(p)
     zone = tz if isinstance(tz, ZoneInfo) else read_zone(tz)
-    lines = read_text(p).splitlines()
+    text = read_text(p)
+    require_line_end(name, text)
+    # lines end at `\n` (or `\r\n`) only: `str.splitlines` also breaks at `\x0c`, `\x85` and
+    # U+2028, which a job name may hold
+    lines = [line.removesuffix("\r") for line in text.split("\n")][:-1]
     if not lines or not lines[0].strip():
         raise format_error(name, f"`{name}` is empty: it has no header", help=HELP_EXPORT)
     header = lines[0].split("|")
@@ -112,9 +117,11 @@ def import_sacct(
     c = Collector("sacct", name)
     reader = _Reader(name, zone, c, index, len(header), trailing)
     for n, line in enumerate(lines[1:], start=1):
+        c.rows_read += 1
         if line.strip():
-            c.rows_read += 1
             reader.read(n, line)
+        else:
+            c.blank(n)
     raise_row_errors(name, reader.time_errors)
     reader.fold_steps()
     jobs = reader.started(open_at)

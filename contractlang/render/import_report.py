@@ -50,7 +50,10 @@ def render_import(
 ) -> str:
     """The report, with the paths written (``out``, ``rejects``) when there are any."""
     r = report
-    whole = "every one mapped or rejected" if r.accounted else "NOT every row is accounted for"
+    if not r.accounted:
+        whole = "NOT every row is accounted for"
+    else:
+        whole = "every one mapped, rejected or blank" if r.blank else "every one mapped or rejected"
     lines = [_fit(f"imported `{r.source}` ({r.adapter})"), f"  {rows(r.rows_read)} read: {whole}"]
     for k, m in enumerate(r.mapped):
         head = "  mapped" if k == 0 else ""
@@ -71,6 +74,12 @@ def render_import(
             lines.append(f"    … and {n - FIRST_ROWS:,} more")
     else:
         lines.append(f"{'  rejected':<10}{0:>7}")
+    if r.blank:
+        listed = ", ".join(str(row) for row in r.blank_rows)
+        rest = r.blank - len(r.blank_rows)
+        tail = f" and {rest:,} more" if rest else ""
+        word = "row" if r.blank == 1 else "rows"
+        lines.append(_fit(f"{'  blank':<10}{r.blank:>7,}  nothing on them: {word} {listed}{tail}"))
     if r.notes:
         lines.append("notes (rows imported with a caveat)")
         for note in r.notes:
