@@ -140,6 +140,7 @@ CODES: dict[str, str] = {
     "I038": "several GPU types",
     "I039": "optional value unreadable",
     "I040": "value respelled",
+    "I041": "run key named twice in the tags",
     # reconciliation
     "R001": "invoice in another currency",
     # warnings

@@ -235,3 +235,26 @@ def test_blank_lines_are_counted_and_the_rows_keep_their_lines(tmp_path: Path) -
         "I021",
         '"x",Usage,2025-01-01T00:00:00Z,"{""run"": ""j1""}"',
     )
+
+
+def test_the_report_counts_in_words(tmp_path: Path) -> None:
+    # one of everything: 1 event is not "1 events"
+    invoice = tmp_path / "inv.csv"
+    invoice.write_text(
+        "BilledCost,ChargeCategory,ChargePeriodStart,Tags\n"
+        '12.50,Usage,2025-01-01T00:00:00Z,"{""run"": ""j1""}"\n'
+    )
+    result = run("import", "focus", invoice, "--run-from", "tag:run")
+    assert "  mapped        1  charge line\n" in result.output
+    assert "wrote 1 event (1 run, 0 allocations) to" in result.output
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text(
+        "JobID|State|Start|End|AllocTRES\n"
+        "1|RUNNING|2025-01-01T00:00:00|Unknown|gres/gpu=8\n"
+        "1.batch|RUNNING|2025-01-01T00:00:00|Unknown|gres/gpu=8\n"
+    )
+    result = run("import", "sacct", jobs, "--tz", "UTC", "--open-at", "2025-01-02T00:00:00Z")
+    assert result.exit_code == 0, result.output
+    assert "  mapped        1  job step (inside its job's allocation)\n" in result.output
+    assert "               1  job record (one allocation)\n" in result.output
+    assert "1 allocation is still running: read the trace with `--open-at`" in result.output

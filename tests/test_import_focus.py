@@ -295,3 +295,25 @@ def test_the_report_s_sums_are_exact_however_large(tmp_path: Path) -> None:
     assert facts["BilledCost of Usage (2 rows)"] == "24691357802469135780.246913578024691356"
     assert facts["BilledCost of Credit (1 row)"] == "-" + big
     assert facts["BilledCost of every row mapped"] == big
+
+
+def test_number_tags_name_their_run_by_value_and_a_key_named_twice_is_no_key(
+    tmp_path: Path,
+) -> None:
+    r = focus(
+        tmp_path,
+        # pandas writes a column of IDs with gaps as floats: 7001.0 is job 7001
+        line("1.00", Tags='{"run": 7001.0}'),
+        line("2.00", Tags='{"run": 7.001e3}'),
+        line("3.00", Tags='{"run": 0.50}'),  # not whole: as written
+        # JSON does not say which of two values wins (Python keeps the last, others the first)
+        line("4.00", Tags='{"run": "a", "team": "x", "run": "b"}'),
+        line("5.00", Tags='{"run": "a", "run": "a"}'),  # the same twice: no doubt
+        line("6.00", Tags='{"run": NaN}'),  # not JSON
+    )
+    assert [x[0] for x in rows(r, "run_id")] == ["7001", "7001", "0.50", UNATTRIBUTED, "a",
+                                                 UNATTRIBUTED]  # fmt: skip
+    notes = {n.code: n for n in r.report.notes}
+    assert notes["I041"].examples == ((4, "`a`, `b`"),)
+    assert notes["I030"].examples[0][0] == 6
+    assert "`NaN` is not a JSON number" in notes["I030"].examples[0][1]

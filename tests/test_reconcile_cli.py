@@ -167,6 +167,8 @@ def test_values_from_the_trace_cannot_steer_the_terminal(tmp_path: Path) -> None
     assert "\x1b" not in result.output
     assert "\x07" not in result.output
     assert "charge of allocation a\\x1b]0;pwned\\x07 (run r\\x1b[31m1)" in result.output
+    # and one invoice line is "1 invoice line"
+    assert 'reconcile "c": 1 invoice line, tolerance 0.00 USD' in result.output
 
 
 def test_huge_invoice_amounts_print_every_digit(tmp_path: Path) -> None:

@@ -269,7 +269,7 @@ class _Reader:
             source_row=row,
             **values_out,
         )
-        self.c.mapped(f"{event} lines")
+        self.c.mapped(f"{event} lines", one=f"{event} line")
         self._add(cat, amount)
         self.counts[cat] = self.counts.get(cat, 0) + 1
         for label, hit in (("credits", event == "credit"), ("corrections", bool(charge_class))):
@@ -381,7 +381,17 @@ class _Reader:
             return None
         self.tag_keys.update(parsed)
         assert self.key.tag is not None
-        return fv.tag_text(parsed.get(self.key.tag))
+        value = parsed.get(self.key.tag)
+        if isinstance(value, fv.Ambiguous):
+            self.c.note(
+                "I041",
+                f"`Tags` that name `{self.key.tag}` twice, with different values (the row "
+                "has no run key)",
+                row,
+                ", ".join(f"`{fv.tag_text(v)}`" for v in value),
+            )
+            return None
+        return fv.tag_text(value)
 
     def facts(self) -> None:
         """BilledCost sums by ChargeCategory, credits and corrections, for the report."""

@@ -82,11 +82,38 @@ class NotTags(ValueError):
     """The Tags value is not a JSON object."""
 
 
+class Ambiguous(list[Any]):
+    """The values of a key an object names twice, with different values (JSON does not say
+    which wins: Python's ``json`` keeps the last, others the first)."""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key not in out:
+            out[key] = value
+        elif out[key] != value:
+            seen = out[key] if isinstance(out[key], Ambiguous) else Ambiguous([out[key]])
+            out[key] = Ambiguous([*seen, value])
+    return out
+
+
+def _constant(name: str) -> Any:
+    raise NotTags(f"not JSON (`{name}` is not a JSON number)")
+
+
 def tags(text: str) -> dict[str, Any]:
     """The Tags column (a JSON object, FOCUS KeyValueFormat); :class:`NotTags` saying where the
-    JSON breaks, or that it is not an object."""
+    JSON breaks, or that it is not an object. Numbers are read exactly (``Decimal``); a key
+    named twice with different values maps to :class:`Ambiguous`.
+
+    >>> tags('{"run": 7001.0, "team": "a", "team": "b"}')
+    {'run': Decimal('7001.0'), 'team': ['a', 'b']}
+    """
     try:
-        value = json.loads(text)
+        value = json.loads(
+            text, parse_float=Decimal, object_pairs_hook=_object, parse_constant=_constant
+        )
     except json.JSONDecodeError as exc:
         raise NotTags(f"not JSON ({exc.msg} at character {exc.pos + 1})") from None
     if not isinstance(value, dict):
@@ -104,18 +131,33 @@ def json_kind(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float, Decimal)):
         return "a number"
     if isinstance(value, str):
         return "a string"
     return "an array" if isinstance(value, list) else "an object"
 
 
+#: A whole number tag value longer than this many digits is kept as JSON wrote it.
+_LONGEST_WHOLE = 40
+
+
 def tag_text(value: Any) -> str | None:
-    """A tag's value as a run key: strings as they are, numbers and booleans as JSON writes
-    them; null (or an empty string) is no key."""
+    """A tag's value as a run key: strings as they are; a number as its value, so ``7001``,
+    ``7001.0`` and ``7.001e3`` are all run ``7001`` (an export that wrote job IDs as floats,
+    as pandas does for a column with gaps, still names the job), other numbers as written;
+    booleans as JSON writes them; null (or an empty string) is no key.
+
+    >>> [tag_text(v) for v in ("r-7", 7001, Decimal("7001.0"), Decimal("7.001E+3"), True)]
+    ['r-7', '7001', '7001', '7001', 'true']
+    >>> tag_text(Decimal("0.50")), tag_text(Decimal("-0.0")), tag_text(" ")
+    ('0.50', '0', None)
+    """
     if value is None:
         return None
     if isinstance(value, str):
         return value if value.strip() else None
-    return json.dumps(value)
+    if isinstance(value, Decimal):
+        whole = value == value.to_integral_value() and value.adjusted() < _LONGEST_WHOLE
+        return str(int(value)) if whole else str(value)
+    return json.dumps(value, default=str)

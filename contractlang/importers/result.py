@@ -54,10 +54,16 @@ class Note:
 @dataclass(frozen=True, slots=True)
 class Mapped:
     """A kind of row that was mapped (``job records``, ``job steps folded into their job``),
-    and how many."""
+    how many, and the label for one (``job record``)."""
 
     label: str
     rows: int
+    one: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The label for this many rows."""
+        return self.one if self.rows == 1 and self.one else self.label
 
 
 @dataclass(frozen=True)
@@ -117,14 +123,17 @@ class Collector:
         self.source = source
         self.rows_read = 0
         self._mapped: dict[str, int] = {}
+        self._one: dict[str, str] = {}
         self._rejects: list[Reject] = []
         self._notes: dict[str, _NoteBuilder] = {}
         self.facts: list[tuple[str, str]] = []
         self._blank = 0
         self._blank_rows: list[int] = []
 
-    def mapped(self, label: str, rows: int = 1) -> None:
+    def mapped(self, label: str, rows: int = 1, *, one: str = "") -> None:
+        """``rows`` more rows of the kind ``label`` (``one``: the label for a single row)."""
         self._mapped[label] = self._mapped.get(label, 0) + rows
+        self._one.setdefault(label, one)
 
     def blank(self, row: int) -> None:
         """Row ``row`` has nothing on it."""
@@ -154,7 +163,7 @@ class Collector:
             adapter=self.adapter,
             source=self.source,
             rows_read=self.rows_read,
-            mapped=tuple(Mapped(k, v) for k, v in self._mapped.items()),
+            mapped=tuple(Mapped(k, v, self._one[k]) for k, v in self._mapped.items()),
             rejects=self.rejects,
             notes=tuple(
                 Note(code, b.message, b.count, tuple(b.examples))

@@ -246,7 +246,10 @@ class _Reader:
                 reason = "never started and has no `Submit` time: nothing to import"
                 return self.reject(row, "I019", reason, line)
             self.requests.append((row, job, fields, submit))
-            self.c.mapped("job records that never started (a request only)")
+            self.c.mapped(
+                "job records that never started (a request only)",
+                one="job record that never started (a request only)",
+            )
             return None
         if tres.gpus == 0:
             reason = f"no GPUs: `AllocTRES` `{fields['AllocTRES']}` has no `gres/gpu`"
@@ -331,7 +334,10 @@ class _Reader:
     def fold_steps(self) -> None:
         for row, job, line in self.steps:
             if job.job in self.job_ids:
-                self.c.mapped("job steps (inside their job's allocation)")
+                self.c.mapped(
+                    "job steps (inside their job's allocation)",
+                    one="job step (inside its job's allocation)",
+                )
             else:
                 reason = f"step `{job.job}.{job.step}` of a job whose record is not in the file"
                 self.reject(row, "I013", reason, line)
@@ -351,7 +357,7 @@ class _Reader:
                     j.row,
                     f"job {j.job.job}, state {j.state}",
                 )
-            self.c.mapped("job records (one allocation each)")
+            self.c.mapped("job records (one allocation each)", one="job record (one allocation)")
             kept.append(j)
         return kept
 

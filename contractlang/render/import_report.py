@@ -17,6 +17,7 @@ from pathlib import Path
 
 from contractlang.diagnostics import printable
 from contractlang.importers.result import FIRST_ROWS, ImportReport
+from contractlang.render.numbers import counted
 
 WIDTH = 80
 
@@ -42,7 +43,7 @@ def _wrap(text: str, later: int) -> list[str]:
 
 def rows(n: int) -> str:
     """``1 row``, ``2 rows``, ``1,000 rows``."""
-    return f"{n:,} row" + ("" if n == 1 else "s")
+    return counted(n, "row")
 
 
 def render_import(
@@ -57,7 +58,7 @@ def render_import(
     lines = [_fit(f"imported `{r.source}` ({r.adapter})"), f"  {rows(r.rows_read)} read: {whole}"]
     for k, m in enumerate(r.mapped):
         head = "  mapped" if k == 0 else ""
-        lines.append(_fit(f"{head:<10}{m.rows:>7,}  {m.label}"))
+        lines.append(_fit(f"{head:<10}{m.rows:>7,}  {m.shown}"))
     if not r.mapped:
         lines.append(f"{'  mapped':<10}{0:>7}")
     n = len(r.rejects)
@@ -100,16 +101,20 @@ def render_import(
         label = max(len(name) for name, _ in r.facts)
         for name, value in r.facts:
             lines.append(_fit(f"  {name:<{label}}  {value}".rstrip()))
-    shape = f"{r.events:,} events ({r.runs:,} runs, {r.allocations:,} allocations)"
+    shape = (
+        f"{counted(r.events, 'event')} ({counted(r.runs, 'run')}, "
+        f"{counted(r.allocations, 'allocation')})"
+    )
     if out is not None:
         lines.append(_fit(f"wrote {shape} to {out}"))
     else:
         lines.append(_fit(f"made {shape}"))
     if r.open_allocations:
+        verb = "is" if r.open_allocations == 1 else "are"
         lines.append(
             _fit(
-                f"{r.open_allocations:,} allocations are still running: read the trace with "
-                "`--open-at`"
+                f"{counted(r.open_allocations, 'allocation')} {verb} still running: read the "
+                "trace with `--open-at`"
             )
         )
     return "\n".join(lines) + "\n"

@@ -18,6 +18,7 @@ from contractlang.reconcile.model import (
     ContractReconciliation,
     Reconciliation,
 )
+from contractlang.render.numbers import counted
 from contractlang.render.reconcile_words import (
     STATUS_WORDS,
     basis_text,
@@ -43,7 +44,7 @@ def render_contract(c: ContractReconciliation, r: Reconciliation) -> str:
 
     out = [
         _wrap(
-            f'reconcile "{c.name}": {r.invoice_lines:,} invoice lines, '
+            f'reconcile "{c.name}": {counted(r.invoice_lines, "invoice line")}, '
             f"tolerance {money_text(c.tolerance, p)} {cur}"
         ),
         "",
@@ -86,7 +87,8 @@ def _discrepancy(n: int, x: Comparison, money: Money, cur: str) -> list[str]:
     for reason in x.reasons[:4]:
         lines.append(_wrap("- " + reason_text(reason), "   ", "     "))
     if len(x.reasons) > 4:
-        lines.append(f"   - and {len(x.reasons) - 4} more reasons (see --format json)")
+        rest = counted(len(x.reasons) - 4, "more reason")
+        lines.append(f"   - and {rest} (see --format json)")
     return lines
 
 
