@@ -112,6 +112,7 @@ CODES: dict[str, str] = {
     "I004": "local time in a daylight-saving gap",
     "I005": "local time in a repeated hour",
     "I006": "imported events break a trace rule",
+    "I007": "nothing to import",
     # import: why a row was rejected
     "I010": "wrong number of fields",
     "I011": "unreadable job ID",

@@ -258,3 +258,40 @@ def test_the_report_counts_in_words(tmp_path: Path) -> None:
     assert "  mapped        1  job step (inside its job's allocation)\n" in result.output
     assert "               1  job record (one allocation)\n" in result.output
     assert "1 allocation is still running: read the trace with `--open-at`" in result.output
+
+
+def test_an_import_that_makes_nothing_fails(tmp_path: Path) -> None:
+    # every row rejected: an empty trace would pass for a month with nothing in it
+    src = tmp_path / "jobs.txt"
+    src.write_text(
+        "JobID|State|Start|End|AllocTRES\n"
+        "1|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|cpu=4\n"
+        "2|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|cpu=8\n"
+    )
+    rejects = tmp_path / "rejects.csv"
+    result = run("import", "sacct", src, "--tz", "UTC", "--rejects", rejects)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"error[I007]: nothing to import: every row of `{src}` was rejected; no trace was written"
+    ) in result.output
+    assert f"help: the reasons are in `{rejects}`" in result.output
+    assert "row 2     I016  no GPUs" in result.output  # the report says why
+    assert not (tmp_path / "jobs.parquet").exists()
+    assert pl.read_csv(rejects, infer_schema=False)["row"].to_list() == ["1", "2"]
+    # a header and nothing else
+    inv = tmp_path / "inv.csv"
+    inv.write_text("BilledCost,ChargeCategory,ChargePeriodStart,Tags\n\n")
+    result = run("import", "focus", inv, "--run-from", "tag:run")
+    assert result.exit_code == 2, result.output
+    assert f"nothing to import: `{inv}` has no rows that make events" in result.output
+    assert not (tmp_path / "inv.parquet").exists()
+    # --run-from a tag no row has: every line would be unattributed
+    inv.write_text(
+        "BilledCost,ChargeCategory,ChargePeriodStart,Tags\n"
+        '1.00,Usage,2025-01-01T00:00:00Z,"{""slurm_job"": ""7""}"\n'
+    )
+    result = run("import", "focus", inv, "--run-from", "tag:slurm-job")
+    assert result.exit_code == 2, result.output
+    assert "error[I002]: no row's `Tags` has the key `slurm-job`" in result.output
+    assert "did you mean `slurm_job`?" in result.output

@@ -273,9 +273,20 @@ def test_files_that_are_not_focus(tmp_path: Path) -> None:
     assert codes(r) == [(1, "I010")]
 
 
-def test_a_tag_no_row_has_is_flagged_with_the_closest(tmp_path: Path) -> None:
-    r = focus(tmp_path, line("1.00", Tags='{"Run": "r1"}'), run_from="tag:run")
-    assert dict(r.report.facts)["no row has tag `run`"] == "did you mean `Run`?"
+def test_a_tag_no_row_has_is_an_error_with_the_closest(tmp_path: Path) -> None:
+    # every line would go to `unattributed`: a wrong key, not an invoice
+    for tags, hint in (
+        ('{"Run": "r1"}', "did you mean `Run`?"),
+        ('{"team": "ml", "owner": "x"}', "the rows' tags are `owner`, `team`"),
+        ("NULL", "no row has tags at all: try `--run-from resource`"),
+    ):
+        with pytest.raises(ContractlangError) as exc:
+            focus(tmp_path, line("1.00", Tags=tags), run_from="tag:run")
+        [d] = exc.value.diagnostics
+        assert (d.code, d.help) == ("I002", hint)
+        assert d.message == (
+            "no row's `Tags` has the key `run` (`--run-from tag:run`): every line would have no run"
+        )
 
 
 def test_amounts_are_ascii_decimals(tmp_path: Path) -> None:

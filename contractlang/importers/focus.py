@@ -24,7 +24,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-from contractlang.diagnostics import did_you_mean
+from contractlang.diagnostics import NO_SPAN, did_you_mean, error
+from contractlang.errors import ContractlangError
 from contractlang.importers import focus_values as fv
 from contractlang.importers.frame import MONEY, SOURCE_ROW, Events, validated
 from contractlang.importers.localtime import parse_timestamp
@@ -117,6 +118,7 @@ def import_focus(path: str | Path, run_from: RunKey | str) -> ImportResult:
             c.blank(n)
             continue
         reader.read(n, values, record)
+    reader.require_tag()
     frame = reader.events.frame()
     trace = validated(frame, name, None)
     reader.facts()
@@ -221,6 +223,7 @@ class _Reader:
         self.sums: dict[str, Decimal] = {}
         self.counts: dict[str, int] = {}
         self.tag_keys: set[str] = set()
+        self.malformed = 0  # rows whose Tags are not a JSON object
 
     def read(self, row: int, values: list[str], record: str) -> None:
         def reject(code: str, reason: str) -> None:
@@ -371,6 +374,7 @@ class _Reader:
         try:
             parsed = fv.tags(text)
         except fv.NotTags as exc:
+            self.malformed += 1
             shown = text if len(text) <= 40 else text[:37] + "…"
             self.c.note(
                 "I030",
@@ -393,6 +397,37 @@ class _Reader:
             return None
         return fv.tag_text(value)
 
+    def require_tag(self) -> None:
+        """I002 when rows have tags but none the tag ``--run-from`` names, or no row has tags
+        at all: every line would go to ``unattributed``, which is a wrong key, not an
+        invoice. (Tags that are not JSON are reported row by row, I030: not fatal.)"""
+        mapped = self.events.height  # with none, the import fails for that (I007)
+        if self.key.kind != "tag" or self.key.tag in self.tag_keys or not mapped:
+            return
+        if not self.tag_keys and self.malformed:
+            return
+        guess = did_you_mean(self.key.tag or "", self.tag_keys)
+        seen = ", ".join(f"`{k}`" for k in sorted(self.tag_keys)[:8])
+        more = f" and {len(self.tag_keys) - 8:,} more" if len(self.tag_keys) > 8 else ""
+        if guess:
+            hint = f"did you mean `{guess}`?"
+        elif self.tag_keys:
+            hint = f"the rows' tags are {seen}{more}"
+        else:
+            hint = "no row has tags at all: try `--run-from resource`"
+        raise ContractlangError(
+            [
+                error(
+                    "I002",
+                    f"no row's `Tags` has the key `{self.key.tag}` (`--run-from tag:"
+                    f"{self.key.tag}`): every line would have no run",
+                    NO_SPAN,
+                    file=self.name,
+                    help=hint,
+                )
+            ]
+        )
+
     def facts(self) -> None:
         """BilledCost sums by ChargeCategory, credits and corrections, for the report."""
 
@@ -411,8 +446,3 @@ class _Reader:
             self.c.facts.append((f"{label} ({_rows(n)})", money(label)))
         if UNATTRIBUTED in self.sums:
             self.c.facts.append((f"BilledCost of run `{UNATTRIBUTED}`", money(UNATTRIBUTED)))
-        if self.key.kind == "tag" and self.key.tag not in self.tag_keys:
-            guess = did_you_mean(self.key.tag or "", self.tag_keys)
-            self.c.facts.append(
-                (f"no row has tag `{self.key.tag}`", f"did you mean `{guess}`?" if guess else "")
-            )
