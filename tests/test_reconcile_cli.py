@@ -189,3 +189,48 @@ def test_huge_invoice_amounts_print_every_digit(tmp_path: Path) -> None:
     assert c["totals"]["over_billed"] == "179999999999999999998.00"
     text = run("reconcile", tmp_path / "c.spot", tmp_path / "t.parquet")
     assert "179,999,999,999,999,999,998.00 USD over-billed" in text.output
+
+
+def test_invoice_money_set_aside_by_a_quarantine_is_not_hidden(tmp_path: Path) -> None:
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "run_id,alloc_id,ts,source,event,gpus,amount\n"
+        # r1: 1 GPU × 1 h × 2.00 = 2.00, invoiced 2.00: matched
+        "r1,a1,2026-03-02T10:00:00Z,scheduler,started,1,\n"
+        "r1,a1,2026-03-02T11:00:00Z,scheduler,released,,\n"
+        "r1,a1,2026-03-02T11:00:00Z,invoice,charge,,2.00\n"
+        # r2 ends before it starts (T009): set aside with its charge 2.10 and credit −1.00
+        "r2,b1,2026-03-02T10:00:00Z,scheduler,started,1,\n"
+        "r2,b1,2026-03-02T09:00:00Z,scheduler,released,,\n"
+        "r2,,2026-03-02T11:00:00Z,invoice,charge,,2.10\n"
+        "r2,,2026-03-02T11:00:00Z,invoice,credit,,-1.00\n"
+        # r3: an invoice line whose amount cannot be read (T002): set aside, no amount
+        "r3,,2026-03-02T11:00:00Z,invoice,charge,,12.3.4\n"
+    )
+    q = ["--on-invalid", f"quarantine={tmp_path / 'q.parquet'}"]
+    result = run("reconcile", tmp_path / "c.spot", trace, *q)
+    no_traceback(result)
+    # r1 matches, yet 3 invoice lines were never compared: not "no discrepancy", exit 0
+    assert result.exit_code == 1, result.output
+    # 2.10 − 1.00 = 1.10 readable; the third line's amount is unreadable
+    text = " ".join(result.output.split())
+    assert (
+        "not reconciled: 3 invoice lines (1.10 USD, 1 line with no readable amount) of 2 runs "
+        "set aside by `--on-invalid quarantine`;"
+    ) in text
+    again = run("reconcile", tmp_path / "c.spot", trace, *q, "--format", "json")
+    doc = json.loads(again.stdout)
+    assert doc["discrepancy"] is False  # among the lines compared
+    assert doc["set_aside"] == {
+        "runs": 2,
+        "invoice_lines": 3,
+        "amount": "1.10",
+        "unreadable_amounts": 1,
+    }
+    # nothing set aside: null, and exit 0
+    clean = tmp_path / "clean.csv"
+    clean.write_text("".join(trace.read_text().splitlines(keepends=True)[:4]))
+    ok = run("reconcile", tmp_path / "c.spot", clean, *q, "--format", "json")
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["set_aside"] is None

@@ -220,6 +220,18 @@ class ContractReconciliation:
         return tuple(ranked[:n])
 
 
+@dataclass(frozen=True, slots=True)
+class SetAside:
+    """The invoice lines of the runs a quarantine set aside (``--on-invalid quarantine``):
+    not reconciled, so counted here — how many, of how many runs, and their amount (the
+    lines whose amount could not be read are ``unreadable``, not in ``amount``)."""
+
+    runs: int
+    lines: int
+    amount: Decimal
+    unreadable: int = 0
+
+
 @dataclass(frozen=True)
 class Reconciliation:
     """Every contract of the terms reconciled with the trace's invoice lines."""
@@ -228,8 +240,16 @@ class Reconciliation:
     evaluation: Evaluation
     invoice_lines: int
     tolerance: Decimal
+    #: the invoice lines left out with the runs a quarantine set aside, if there are any
+    set_aside: SetAside | None = None
 
     @property
     def has_discrepancy(self) -> bool:
-        """Some difference exceeds the tolerance (the command exits 1)."""
+        """Some difference exceeds the tolerance."""
         return any(c.discrepancies for c in self.contracts)
+
+    @property
+    def checks_out(self) -> bool:
+        """No discrepancy beyond the tolerance, and every invoice line reconciled (none set
+        aside with a quarantined run): the command exits 0, else 1."""
+        return not self.has_discrepancy and self.set_aside is None

@@ -31,6 +31,14 @@ def reconciliation_to_json(r: Reconciliation) -> dict[str, Any]:
         "schema": SCHEMA,
         "tolerance": money_text(r.tolerance, precision),
         "discrepancy": r.has_discrepancy,
+        "set_aside": None
+        if r.set_aside is None
+        else {
+            "runs": r.set_aside.runs,
+            "invoice_lines": r.set_aside.lines,
+            "amount": money_text(r.set_aside.amount, precision),
+            "unreadable_amounts": r.set_aside.unreadable,
+        },
         "trace": {
             "events": r.evaluation.trace.summary.rows_read,
             "invoice_lines": r.invoice_lines,

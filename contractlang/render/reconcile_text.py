@@ -17,7 +17,9 @@ from contractlang.reconcile.model import (
     Comparison,
     ContractReconciliation,
     Reconciliation,
+    SetAside,
 )
+from contractlang.render.layout import words, wrap
 from contractlang.render.numbers import counted
 from contractlang.render.reconcile_words import (
     STATUS_WORDS,
@@ -60,12 +62,29 @@ def render_contract(c: ContractReconciliation, r: Reconciliation) -> str:
     for status in STATUSES:
         t = summary[status]
         out.append(f"{status:<14}{t.count:>8,}{m(t.amount):>15}")
+    if r.set_aside is not None:
+        out += ["", *_set_aside(r.set_aside, m, cur)]
     largest = c.largest()
     out += ["", "largest discrepancies" if largest else "no discrepancy beyond the tolerance"]
     for n, x in enumerate(largest, start=1):
         out += _discrepancy(n, x, m, cur)
     out += ["", *_dispute(c, m, cur)]
     return "\n".join(out) + "\n"
+
+
+def _set_aside(s: SetAside, money: Money, cur: str) -> list[str]:
+    """The invoice money a quarantine kept out of the comparison: the analyst must see it."""
+    amount = f"({money(s.amount)} {cur}" + (
+        f", {counted(s.unreadable, 'line')} with no readable amount)" if s.unreadable else ")"
+    )
+    chunks = [
+        *words(f"not reconciled: {counted(s.lines, 'invoice line')}"),
+        *words(amount),
+        *words(f"of {counted(s.runs, 'run')} set aside by"),
+        "`--on-invalid quarantine`;",
+        *words("fix the runs (the quarantine file says why) and reconcile again"),
+    ]
+    return wrap(chunks, WIDTH, indent=2)
 
 
 def _discrepancy(n: int, x: Comparison, money: Money, cur: str) -> list[str]:
