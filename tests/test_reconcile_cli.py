@@ -234,3 +234,41 @@ def test_invoice_money_set_aside_by_a_quarantine_is_not_hidden(tmp_path: Path) -
     ok = run("reconcile", tmp_path / "c.spot", clean, *q, "--format", "json")
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["set_aside"] is None
+
+
+def test_every_row_is_named_by_its_own_file(tmp_path: Path) -> None:
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    jobs, invoice = tmp_path / "jobs.csv", tmp_path / "invoice.csv"
+    jobs.write_text(
+        "run_id,alloc_id,ts,source,event,gpus\n"
+        "r1,a1,2026-03-02T10:00:00Z,scheduler,started,1\n"
+        "r1,a1,2026-03-02T11:00:00Z,scheduler,released,\n"
+    )
+    # 1 GPU × 1 h × 2.00 = 2.00 owed; 1.00 + 2.50 = 3.50 invoiced on rows 2 and 3 of the
+    # invoice file (rows 4 and 5 of the two read as one)
+    invoice.write_text(
+        "run_id,alloc_id,ts,source,event,gpus,amount,billing_currency\n"
+        "r9,,2026-03-02T11:00:00Z,invoice,credit,,-0.10,USD\n"
+        "r1,,2026-03-02T11:00:00Z,invoice,charge,,1.00,USD\n"
+        "r1,,2026-03-02T12:00:00Z,invoice,charge,,2.50,USD\n"
+    )
+    out = tmp_path / "dispute.csv"
+    result = run("reconcile", tmp_path / "c.spot", jobs, invoice, "--out", out)
+    assert result.exit_code == 1, result.output
+    assert f"invoiced 3.50 on {invoice} rows 2, 3" in " ".join(result.output.split())
+    assert "trace row" not in result.output
+    doc = json.loads(
+        run("reconcile", tmp_path / "c.spot", jobs, invoice, "--format", "json").stdout
+    )
+    assert doc["trace"]["files"] == 2
+    (line,) = [x for x in doc["contracts"][0]["lines"] if x["run_id"] == "r1"]
+    assert line["invoice_rows"] == [{"file": 2, "row": 2}, {"file": 2, "row": 3}]
+    table = pl.read_csv(out, infer_schema=False)
+    assert table.filter(pl.col("run_id") == "r1")["invoice_rows"].to_list() == [
+        f"{invoice} rows 2, 3"
+    ]
+    # a problem with a row of the second file names that file and its own row
+    invoice.write_text(invoice.read_text().replace("2.50,USD", "2.50,EUR"))
+    result = run("reconcile", tmp_path / "c.spot", jobs, invoice)
+    assert result.exit_code == 2, result.output
+    assert f"{invoice}: row 3: error[R001]: invoice line in `EUR`" in result.output

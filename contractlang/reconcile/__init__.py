@@ -85,7 +85,7 @@ def reconcile(
     step("reconciling")
     lines = invoice_lines(tr)
     for c in result.contracts:
-        check_currency(lines, c.settings.currency, c.name, tr.source)
+        check_currency(lines, c.settings.currency, c.name, tr)
     recs = tuple(
         ContractReconciliation(c, compare(c, lines, tolerance), tolerance) for c in result.contracts
     )

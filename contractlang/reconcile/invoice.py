@@ -71,9 +71,9 @@ def set_aside_lines(trace: Trace) -> SetAside | None:
     )
 
 
-def check_currency(lines: pl.DataFrame, currency: str, contract: str, trace: str) -> None:
+def check_currency(lines: pl.DataFrame, currency: str, contract: str, trace: Trace) -> None:
     """R001 for invoice lines in another currency than the contract's (the first five rows,
-    and how many there are)."""
+    each in its own file, and how many there are)."""
     if CURRENCY not in lines.columns:
         return
     other = lines.filter(
@@ -83,12 +83,13 @@ def check_currency(lines: pl.DataFrame, currency: str, contract: str, trace: str
         return
     diags: list[Diagnostic] = []
     for row, code in other.select(ROW, CURRENCY).head(5).iter_rows():
+        name, local = trace.locate(row)
         diags.append(
             error(
                 "R001",
                 f"invoice line in `{code}`, but contract `{contract}` bills in {currency}",
-                Span.point(row, 0),
-                file=trace,
+                Span.point(local, 0),
+                file=name,
                 help=f"{other.height:,} invoice line(s) are in another currency; reconcile them "
                 "with a contract in that currency",
             )

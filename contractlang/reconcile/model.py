@@ -18,6 +18,7 @@ from typing import Literal
 
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.lang.numbers import exact_difference, exact_sum
+from contractlang.trace.problems import Sources
 
 Status = Literal["matched", "over_billed", "under_billed", "missing", "unexpected"]
 STATUSES: tuple[Status, ...] = ("matched", "over_billed", "under_billed", "missing", "unexpected")
@@ -85,7 +86,8 @@ class Comparison:
 
     ``expected`` is None when the contract expects nothing, ``invoiced`` when nothing was
     invoiced; ``difference`` counts a None as 0. ``invoice_rows`` are the trace rows of the
-    invoice lines."""
+    invoice lines (over several files, numbered on from one to the next:
+    :attr:`Reconciliation.sources` says which file and row each is)."""
 
     run_id: str
     alloc_id: str | None
@@ -242,6 +244,13 @@ class Reconciliation:
     tolerance: Decimal
     #: the invoice lines left out with the runs a quarantine set aside, if there are any
     set_aside: SetAside | None = None
+
+    @property
+    def sources(self) -> Sources:
+        """The trace's files: :attr:`Comparison.invoice_rows` are rows of them all, numbered
+        on from one file to the next (``sources.locate(row)`` gives the file and its row)."""
+        trace = self.evaluation.trace
+        return trace.sources or Sources.of(trace.source)
 
     @property
     def has_discrepancy(self) -> bool:

@@ -26,8 +26,10 @@ from contractlang.render.reconcile_words import (
     basis_text,
     money_text,
     reason_text,
+    rows_text,
     what,
 )
+from contractlang.trace.problems import Sources
 
 WIDTH = 80
 Money = Callable[[Decimal], str]
@@ -67,7 +69,7 @@ def render_contract(c: ContractReconciliation, r: Reconciliation) -> str:
     largest = c.largest()
     out += ["", "largest discrepancies" if largest else "no discrepancy beyond the tolerance"]
     for n, x in enumerate(largest, start=1):
-        out += _discrepancy(n, x, m, cur)
+        out += _discrepancy(n, x, m, cur, r.sources)
     out += ["", *_dispute(c, m, cur)]
     return "\n".join(out) + "\n"
 
@@ -87,7 +89,7 @@ def _set_aside(s: SetAside, money: Money, cur: str) -> list[str]:
     return wrap(chunks, WIDTH, indent=2)
 
 
-def _discrepancy(n: int, x: Comparison, money: Money, cur: str) -> list[str]:
+def _discrepancy(n: int, x: Comparison, money: Money, cur: str, sources: Sources) -> list[str]:
     direction = "over-billed" if x.difference > 0 else "under-billed"
     head = f"{n}. {money(x.difference.copy_abs())} {cur} {direction}: {what(x)}"
     if x.status in ("missing", "unexpected"):
@@ -96,12 +98,7 @@ def _discrepancy(n: int, x: Comparison, money: Money, cur: str) -> list[str]:
     expected = "nothing" if x.expected is None else money(x.expected)
     invoiced = "nothing" if x.invoiced is None else money(x.invoiced)
     basis = f" by {basis_text(x)}" if x.basis else ""
-    rows = ""
-    if x.invoice_rows:
-        shown = ", ".join(str(k) for k in x.invoice_rows[:6])
-        more = len(x.invoice_rows) - 6
-        word = "row" if len(x.invoice_rows) == 1 else "rows"
-        rows = f" on trace {word} {shown}" + (f" and {more} more" if more > 0 else "")
+    rows = f" on {rows_text(x.invoice_rows, sources)}" if x.invoice_rows else ""
     lines.append(_wrap(f"expected {expected}{basis}; invoiced {invoiced}{rows}", "   ", "   "))
     for reason in x.reasons[:4]:
         lines.append(_wrap("- " + reason_text(reason), "   ", "     "))

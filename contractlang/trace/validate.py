@@ -169,6 +169,7 @@ def validate(
         open_at=open_at,
         columns_read=normal.columns_read,
         index=index,
+        sources=sources,
     )
 
 
