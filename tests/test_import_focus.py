@@ -328,3 +328,21 @@ def test_number_tags_name_their_run_by_value_and_a_key_named_twice_is_no_key(
     assert notes["I041"].examples == ((4, "`a`, `b`"),)
     assert notes["I030"].examples[0][0] == 6
     assert "`NaN` is not a JSON number" in notes["I030"].examples[0][1]
+
+
+def test_trailing_zeros_beyond_18_places_are_dropped_not_rounded(tmp_path: Path) -> None:
+    # 38 digits and a trailing zero: normalising in Python's default context rounds to 28
+    r = focus(
+        tmp_path,
+        line("12345678901234567890.1234567890123456780"),
+        # the end of the period is in year 10000 in UTC: noted, left empty
+        line("1.00", ChargePeriodEnd="9999-12-31T23:00:00-05:00"),
+    )
+    assert rows(r, "amount") == [
+        (Decimal("12345678901234567890.123456789012345678"),),
+        (Decimal("1.00"),),
+    ]
+    notes = {n.code: n for n in r.report.notes}
+    assert notes["I039"].examples == (
+        (2, "`ChargePeriodEnd` `9999-12-31T23:00:00-05:00` is out of range"),
+    )

@@ -354,7 +354,15 @@ class _Reader:
                 f"`ChargePeriodEnd` `{text}` is not an ISO 8601 time",
             )
             return None
-        return ts.replace(tzinfo=UTC) if ts.tzinfo is None else _utc(ts)
+        utc = ts.replace(tzinfo=UTC) if ts.tzinfo is None else _utc(ts)
+        if utc is None:
+            self.c.note(
+                "I039",
+                "values that could not be read, left empty",
+                row,
+                f"`ChargePeriodEnd` `{text}` is out of range",
+            )
+        return utc
 
     def _run(self, row: int, v: dict[str, str | None]) -> str:
         if self.key.kind == "resource":

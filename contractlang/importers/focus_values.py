@@ -20,6 +20,8 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from contractlang.lang.numbers import EXACT
+
 #: ChargeCategory's allowed values (FOCUS 1.0–1.2).
 CHARGE_CATEGORIES = ("Usage", "Purchase", "Tax", "Credit", "Adjustment")
 #: ChargeClass's one allowed value; null for every other row.
@@ -55,7 +57,8 @@ def exact(text: str) -> Decimal:
         return d
     if d == 0:
         return Decimal(0)
-    normal = d.normalize()  # trailing zeros beyond 18 places carry nothing
+    normal = d.normalize(EXACT)  # trailing zeros beyond 18 places carry nothing (and the
+    # default context would round to 28 digits)
     if _places(normal) > MAX_PLACES:
         raise NotExact(f"`{t}` has more than {MAX_PLACES} decimal places")
     if normal.adjusted() >= MAX_INTEGER_DIGITS:
