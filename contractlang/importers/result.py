@@ -129,6 +129,7 @@ class Collector:
         self.facts: list[tuple[str, str]] = []
         self._blank = 0
         self._blank_rows: list[int] = []
+        self._done: dict[str, Note] = {}
 
     def mapped(self, label: str, rows: int = 1, *, one: str = "") -> None:
         """``rows`` more rows of the kind ``label`` (``one``: the label for a single row)."""
@@ -137,9 +138,18 @@ class Collector:
 
     def blank(self, row: int) -> None:
         """Row ``row`` has nothing on it."""
-        self._blank += 1
-        if len(self._blank_rows) < FIRST_ROWS:
-            self._blank_rows.append(row)
+        self.blanks(1, (row,))
+
+    def blanks(self, count: int, first: tuple[int, ...]) -> None:
+        """``count`` more rows with nothing on them, the first of them ``first``."""
+        self._blank += count
+        self._blank_rows.extend(first[: FIRST_ROWS - len(self._blank_rows)])
+
+    def noted(self, note: Note) -> None:
+        """A note gathered elsewhere (every row of a code at once)."""
+        if note.code in self._notes or note.code in self._done:
+            raise ValueError(f"note {note.code} is given twice")
+        self._done[note.code] = note
 
     def reject(self, reject: Reject) -> None:
         self._rejects.append(reject)
@@ -166,8 +176,16 @@ class Collector:
             mapped=tuple(Mapped(k, v, self._one[k]) for k, v in self._mapped.items()),
             rejects=self.rejects,
             notes=tuple(
-                Note(code, b.message, b.count, tuple(b.examples))
-                for code, b in sorted(self._notes.items())
+                sorted(
+                    [
+                        *(
+                            Note(code, b.message, b.count, tuple(b.examples))
+                            for code, b in self._notes.items()
+                        ),
+                        *self._done.values(),
+                    ],
+                    key=lambda n: n.code,
+                )
             ),
             events=events,
             runs=runs,
