@@ -27,6 +27,7 @@ column of the problem (codes ``E607``–``E609``). The API, for ``simulate`` and
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -291,7 +292,7 @@ def parse_bamboo(text: str, name: str) -> Availability:
                 src,
             )
         ms_text, event, node = fields
-        if not (ms_text.isascii() and ms_text.isdigit()):
+        if re.fullmatch("[0-9]+", ms_text) is None:
             raise _fail(
                 "E609",
                 f"time `{ms_text}` is not a whole number of milliseconds",

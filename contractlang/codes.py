@@ -114,6 +114,7 @@ CODES: dict[str, str] = {
     "I004": "local time in a daylight-saving gap",
     "I005": "local time in a repeated hour",
     "I006": "imported events break a trace rule",
+    "I007": "nothing to import",
     # import: why a row was rejected
     "I010": "wrong number of fields",
     "I011": "unreadable job ID",
@@ -142,6 +143,7 @@ CODES: dict[str, str] = {
     "I038": "several GPU types",
     "I039": "optional value unreadable",
     "I040": "value respelled",
+    "I041": "run key named twice in the tags",
     # reconciliation
     "R001": "invoice in another currency",
     # regression fixtures (docs/fixtures.md)

@@ -143,3 +143,155 @@ def test_trace_rule_problems_are_reported_on_the_imported_rows() -> None:
     assert d.headline() == (
         "jobs.txt: row 12: error[T007]: allocation `a1` starts again; it started at row 11"
     )
+
+
+def test_values_from_the_file_cannot_steer_the_terminal(tmp_path: Path) -> None:
+    invoice = tmp_path / "inv.csv"
+    invoice.write_text(
+        "BilledCost,ChargeCategory,ChargePeriodStart,Tags\n"
+        '"abc\x1b[2J",Usage,2025-01-01T00:00:00Z,"{""run"": ""j1""}"\n'
+        '1.00,Usage,2025-01-01T00:00:00Z,"{""run"": ""j\x1b[31m1"\n'
+        '2.00,Usage\x07,2025-01-01T00:00:00Z,"{""run"": ""j1""}"\n'
+    )
+    result = run("import", "focus", invoice, "--run-from", "tag:run")
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output
+    assert "\x07" not in result.output
+    # each shown as its escape: the reject, the note's detail, the category
+    assert "`abc\\x1b[2J` is not a decimal number" in result.output
+    assert '`{"run": "j\\x1b[31m1`: not JSON' in result.output
+    assert "`Usage\\x07` is not a FOCUS category" in result.output
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text(
+        "JobID|State|Start|End|AllocTRES\n"
+        "1|DONE\x1b[8m|2025-01-01T00:00:00|2025-01-01T01:00:00|gres/gpu=8\n"
+    )
+    result = run("import", "sacct", jobs, "--tz", "UTC", "--out", tmp_path / "j.parquet")
+    assert "\x1b" not in result.output
+    assert "unknown job state `DONE\\x1b[8m`" in result.output
+
+
+def test_a_file_cut_short_is_not_imported(tmp_path: Path) -> None:
+    # a copy that stopped mid-line: `gres/gpu=1` may have been `=16`, so even a last row that
+    # reads whole cannot be trusted
+    whole = SACCT.read_text()
+    cut = tmp_path / "cut.txt"
+    for text, line in ((whole.rstrip("\n"), 19), (whole[: whole.index("gres/gpu=8") + 10], 2)):
+        cut.write_text(text)
+        result = run("import", "sacct", cut, "--tz", "UTC", "--out", tmp_path / "c.parquet")
+        no_traceback(result)
+        assert result.exit_code == 2, result.output
+        assert f"error[I003]: `{cut}` ends mid-line, on line {line} (cut short?)" in result.output
+    inv = tmp_path / "inv.csv"
+    header = "BilledCost,ChargeCategory,ChargePeriodStart,Tags\n"
+    good = '1.00,Usage,2025-01-01T00:00:00Z,"{""run"": ""j1""}"\n'
+    for text, message in (
+        (header + good + "2.00,Usage,2025-01-0", "ends mid-line, on line 3 (cut short?)"),
+        # a quote never closed swallows every line after it into one value, to the file's end
+        (header + '2.00,Usage,2025-01-01T00:00:00Z,"{""run"": ""j2""}\n' + good.replace('"', ""),
+         "ends inside a quoted value that opens on line 2 (cut short, or a quote never closed?)"),
+    ):  # fmt: skip
+        inv.write_text(text)
+        result = run("import", "focus", inv, "--run-from", "tag:run", "--out", tmp_path / "i.pq")
+        no_traceback(result)
+        assert result.exit_code == 2, result.output
+        assert message in result.output
+    assert not (tmp_path / "c.parquet").exists()
+    assert not (tmp_path / "i.pq").exists()
+
+
+def test_blank_lines_are_counted_and_the_rows_keep_their_lines(tmp_path: Path) -> None:
+    src = tmp_path / "jobs.txt"
+    src.write_text(
+        "JobID|State|Start|End|AllocTRES\n"
+        "1|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|gres/gpu=8\n"
+        "\n"
+        "2|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|cpu=4\n"
+    )
+    result = run("import", "sacct", src, "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    # 3 rows: row 1 mapped, row 2 blank, row 3 (line 4) rejected
+    assert "3 rows read: every one mapped, rejected or blank" in result.output
+    assert "  blank         1  nothing on them: row 2\n" in result.output
+    assert "row 3     I016  no GPUs" in result.output
+    inv = tmp_path / "inv.csv"
+    inv.write_text(
+        "BilledCost,ChargeCategory,ChargePeriodStart,Tags\r\n"
+        "\r\n"
+        '1.00,Usage,2025-01-01T00:00:00Z,"{""run"":\r\n""j1""}"\r\n'
+        "\r\n"
+        '"x",Usage,2025-01-01T00:00:00Z,"{""run"": ""j1""}"\r\n'
+    )
+    rejects = tmp_path / "rejects.csv"
+    result = run("import", "focus", inv, "--run-from", "tag:run", "--rejects", rejects)
+    assert result.exit_code == 0, result.output
+    # rows: 1 blank, 2 the record over lines 3 and 4 (a line break in its Tags), 3 blank, 4
+    assert "4 rows read: every one mapped, rejected or blank" in result.output
+    assert "  blank         2  nothing on them: rows 1, 3\n" in result.output
+    # the rejected row is written as it stands in the file, its quotes and all
+    [(row, code, _, record)] = pl.read_csv(rejects, infer_schema=False).rows()
+    assert (row, code, record) == (
+        "4",
+        "I021",
+        '"x",Usage,2025-01-01T00:00:00Z,"{""run"": ""j1""}"',
+    )
+
+
+def test_the_report_counts_in_words(tmp_path: Path) -> None:
+    # one of everything: 1 event is not "1 events"
+    invoice = tmp_path / "inv.csv"
+    invoice.write_text(
+        "BilledCost,ChargeCategory,ChargePeriodStart,Tags\n"
+        '12.50,Usage,2025-01-01T00:00:00Z,"{""run"": ""j1""}"\n'
+    )
+    result = run("import", "focus", invoice, "--run-from", "tag:run")
+    assert "  mapped        1  charge line\n" in result.output
+    assert "wrote 1 event (1 run, 0 allocations) to" in result.output
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text(
+        "JobID|State|Start|End|AllocTRES\n"
+        "1|RUNNING|2025-01-01T00:00:00|Unknown|gres/gpu=8\n"
+        "1.batch|RUNNING|2025-01-01T00:00:00|Unknown|gres/gpu=8\n"
+    )
+    result = run("import", "sacct", jobs, "--tz", "UTC", "--open-at", "2025-01-02T00:00:00Z")
+    assert result.exit_code == 0, result.output
+    assert "  mapped        1  job step (inside its job's allocation)\n" in result.output
+    assert "               1  job record (one allocation)\n" in result.output
+    assert "1 allocation is still running: read the trace with `--open-at`" in result.output
+
+
+def test_an_import_that_makes_nothing_fails(tmp_path: Path) -> None:
+    # every row rejected: an empty trace would pass for a month with nothing in it
+    src = tmp_path / "jobs.txt"
+    src.write_text(
+        "JobID|State|Start|End|AllocTRES\n"
+        "1|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|cpu=4\n"
+        "2|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|cpu=8\n"
+    )
+    rejects = tmp_path / "rejects.csv"
+    result = run("import", "sacct", src, "--tz", "UTC", "--rejects", rejects)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"error[I007]: nothing to import: every row of `{src}` was rejected; no trace was written"
+    ) in result.output
+    assert f"help: the reasons are in `{rejects}`" in result.output
+    assert "row 2     I016  no GPUs" in result.output  # the report says why
+    assert not (tmp_path / "jobs.parquet").exists()
+    assert pl.read_csv(rejects, infer_schema=False)["row"].to_list() == ["1", "2"]
+    # a header and nothing else
+    inv = tmp_path / "inv.csv"
+    inv.write_text("BilledCost,ChargeCategory,ChargePeriodStart,Tags\n\n")
+    result = run("import", "focus", inv, "--run-from", "tag:run")
+    assert result.exit_code == 2, result.output
+    assert f"nothing to import: `{inv}` has no rows that make events" in result.output
+    assert not (tmp_path / "inv.parquet").exists()
+    # --run-from a tag no row has: every line would be unattributed
+    inv.write_text(
+        "BilledCost,ChargeCategory,ChargePeriodStart,Tags\n"
+        '1.00,Usage,2025-01-01T00:00:00Z,"{""slurm_job"": ""7""}"\n'
+    )
+    result = run("import", "focus", inv, "--run-from", "tag:slurm-job")
+    assert result.exit_code == 2, result.output
+    assert "error[I002]: no row's `Tags` has the key `slurm-job`" in result.output
+    assert "did you mean `slurm_job`?" in result.output

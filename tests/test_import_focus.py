@@ -273,6 +273,76 @@ def test_files_that_are_not_focus(tmp_path: Path) -> None:
     assert codes(r) == [(1, "I010")]
 
 
-def test_a_tag_no_row_has_is_flagged_with_the_closest(tmp_path: Path) -> None:
-    r = focus(tmp_path, line("1.00", Tags='{"Run": "r1"}'), run_from="tag:run")
-    assert dict(r.report.facts)["no row has tag `run`"] == "did you mean `Run`?"
+def test_a_tag_no_row_has_is_an_error_with_the_closest(tmp_path: Path) -> None:
+    # every line would go to `unattributed`: a wrong key, not an invoice
+    for tags, hint in (
+        ('{"Run": "r1"}', "did you mean `Run`?"),
+        ('{"team": "ml", "owner": "x"}', "the rows' tags are `owner`, `team`"),
+        ("NULL", "no row has tags at all: try `--run-from resource`"),
+    ):
+        with pytest.raises(ContractlangError) as exc:
+            focus(tmp_path, line("1.00", Tags=tags), run_from="tag:run")
+        [d] = exc.value.diagnostics
+        assert (d.code, d.help) == ("I002", hint)
+        assert d.message == (
+            "no row's `Tags` has the key `run` (`--run-from tag:run`): every line would have no run"
+        )
+
+
+def test_amounts_are_ascii_decimals(tmp_path: Path) -> None:
+    # `٣` is a digit to Python's `Decimal` (it reads it as 3): not to an invoice
+    r = focus(tmp_path, line("٣"), line("1.٥"), line("²"), line("3.00", ListCost="٣"))
+    assert codes(r) == [(1, "I021"), (2, "I021"), (3, "I021")]
+    assert r.report.rejects[0].reason == "`BilledCost` `٣` is not a decimal number"
+    assert rows(r, "amount", "list_cost") == [(Decimal("3.00"), None)]
+    assert {n.code for n in r.report.notes} >= {"I039"}
+
+
+def test_the_report_s_sums_are_exact_however_large(tmp_path: Path) -> None:
+    big = "12345678901234567890.123456789012345678"  # 38 digits: the most an amount holds
+    r = focus(tmp_path, line(big), line(big), line("-" + big, "Credit"))
+    facts = dict(r.report.facts)
+    # 2 × big, digit by digit (Python's default context would round it to 28 digits)
+    assert facts["BilledCost of Usage (2 rows)"] == "24691357802469135780.246913578024691356"
+    assert facts["BilledCost of Credit (1 row)"] == "-" + big
+    assert facts["BilledCost of every row mapped"] == big
+
+
+def test_number_tags_name_their_run_by_value_and_a_key_named_twice_is_no_key(
+    tmp_path: Path,
+) -> None:
+    r = focus(
+        tmp_path,
+        # pandas writes a column of IDs with gaps as floats: 7001.0 is job 7001
+        line("1.00", Tags='{"run": 7001.0}'),
+        line("2.00", Tags='{"run": 7.001e3}'),
+        line("3.00", Tags='{"run": 0.50}'),  # not whole: as written
+        # JSON does not say which of two values wins (Python keeps the last, others the first)
+        line("4.00", Tags='{"run": "a", "team": "x", "run": "b"}'),
+        line("5.00", Tags='{"run": "a", "run": "a"}'),  # the same twice: no doubt
+        line("6.00", Tags='{"run": NaN}'),  # not JSON
+    )
+    assert [x[0] for x in rows(r, "run_id")] == ["7001", "7001", "0.50", UNATTRIBUTED, "a",
+                                                 UNATTRIBUTED]  # fmt: skip
+    notes = {n.code: n for n in r.report.notes}
+    assert notes["I041"].examples == ((4, "`a`, `b`"),)
+    assert notes["I030"].examples[0][0] == 6
+    assert "`NaN` is not a JSON number" in notes["I030"].examples[0][1]
+
+
+def test_trailing_zeros_beyond_18_places_are_dropped_not_rounded(tmp_path: Path) -> None:
+    # 38 digits and a trailing zero: normalising in Python's default context rounds to 28
+    r = focus(
+        tmp_path,
+        line("12345678901234567890.1234567890123456780"),
+        # the end of the period is in year 10000 in UTC: noted, left empty
+        line("1.00", ChargePeriodEnd="9999-12-31T23:00:00-05:00"),
+    )
+    assert rows(r, "amount") == [
+        (Decimal("12345678901234567890.123456789012345678"),),
+        (Decimal("1.00"),),
+    ]
+    notes = {n.code: n for n in r.report.notes}
+    assert notes["I039"].examples == (
+        (2, "`ChargePeriodEnd` `9999-12-31T23:00:00-05:00` is out of range"),
+    )

@@ -364,3 +364,33 @@ def test_counts_and_times_out_of_the_trace_s_range_are_rejected_not_crashes(tmp_
     )
     assert codes(r) == [(1, "I016"), (2, "I015")]
     assert r.report.rejects[1].reason == "`Submit` value `9999-12-31T23:00:00` is out of range"
+
+
+def test_digits_are_ascii_digits(tmp_path: Path) -> None:
+    # `str.isdigit` takes `²` (which `int` refuses: an internal error) and `٣` (which `int`
+    # reads as 3); sacct writes ASCII digits, so anything else is not a number
+    ok = "|COMPLETED|2025-01-01T00:00:00|2025-01-01T00:00:00|2025-01-01T01:00:00|"
+    r = sacct(
+        tmp_path,
+        "1|a" + ok + "01:00:00|gres/gpu=²|0",
+        "2|a" + ok + "01:00:00|gres/gpu=٣|0",
+        "٣|a" + ok + f"01:00:00|{GPU8}|0",
+        # Restarts `²` and Elapsed `٠١:٠٠:٠٠` are unreadable, so left empty and not compared
+        "4|a" + ok + f"٠١:٠٠:٠٠|{GPU8}|²",
+        "5|a" + ok.replace("2025-01-01T01", "٢٠٢٥-01-01T01") + f"01:00:00|{GPU8}|0",
+    )
+    assert codes(r) == [(1, "I016"), (2, "I016"), (3, "I011"), (5, "I015")]
+    assert r.report.rejects[0].reason == (
+        "`AllocTRES` `gres/gpu=²` has a GPU count that is not a whole number the trace can hold"
+    )
+    assert r.events.select("run_id", "restarts").unique().rows() == [("4", None)]
+    assert r.report.notes == ()
+
+
+def test_lines_end_at_line_breaks_only(tmp_path: Path) -> None:
+    # `str.splitlines` would also break at a form feed or U+2028 inside a job name
+    ok = f"|COMPLETED|2025-01-01T00:00:00|2025-01-01T00:00:00|2025-01-01T01:00:00|01:00:00|{GPU8}|0"
+    r = sacct(tmp_path, "1|a\x0cb" + ok, "2|c\u2028d" + ok)
+    assert r.report.rows_read == 2
+    assert r.report.rejects == ()
+    assert r.events.filter(pl.col("event") == "started")["run_id"].to_list() == ["1", "2"]

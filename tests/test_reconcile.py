@@ -329,9 +329,26 @@ contract "g" {
   rate 3.00 USD per gpu_hour
 }
 """
-    trace = generate_trace(30, seed=4)
+    # the generator invoices every allocation right; the invoice here is wrong on purpose: one
+    # charge in 3 a cent over, one in 5 two cents under, one in 7 not invoiced at all
+    generated = generate_trace(30, seed=4).with_row_index("_i")
+    charge_line = (pl.col("event") == "charge").cum_sum()
+    trace = (
+        generated.with_columns(_k=pl.when(pl.col("event") == "charge").then(charge_line))
+        .filter((pl.col("_k") % 7 != 0) | pl.col("_k").is_null())
+        .with_columns(
+            amount=pl.when(pl.col("_k") % 3 == 0)
+            .then(pl.col("amount") + Decimal("0.01"))
+            .when(pl.col("_k") % 5 == 0)
+            .then(pl.col("amount") - Decimal("0.02"))
+            .otherwise(pl.col("amount"))
+        )
+        .drop("_i", "_k")
+    )
     (r,) = reconcile(terms_from_text(spot, "g.spot"), trace).contracts
     invoice = trace.filter(pl.col("source") == "invoice")
+    statuses = {c.status for c in r.lines if c.kind == "charge"}
+    assert statuses == {"matched", "over_billed", "under_billed", "missing"}
     # every ledger line in exactly one comparison, every invoice line in exactly one
     net = r.contract.money(r.contract.totals.net_minor)
     assert sum((c.expected or 0 for c in r.lines), Decimal(0)) == net
@@ -344,13 +361,46 @@ contract "g" {
     charges = [c for c in r.lines if c.kind == "charge"]
     assert charges
     assert all(c.alloc_id is not None for c in charges)
-    for c in r.lines:
-        if c.status == "matched":
-            assert c.difference == 0
-        elif c.status == "over_billed":
-            assert c.difference > 0
-        elif c.status == "under_billed":
-            assert c.difference < 0
+    # each allocation's charge recomputed from the raw events, in integer cents: the first rate
+    # whose condition holds (the market price on a spot start, else 4.25 for an H100, else
+    # 3.00) × GPUs × runtime rounded up to the second (the default increment) ÷ 3600 s,
+    # rounded half up; then the status from the invoice's own charge lines for it
+    ev = trace.sort("ts")
+    starts = {
+        r["alloc_id"]: r for r in ev.filter(pl.col("event") == "started").iter_rows(named=True)
+    }
+    ends = ev.filter(pl.col("event").is_in(["released", "reclaimed", "failed"]))
+    end_at = dict(ends.select("alloc_id", "ts").iter_rows())
+    billed: dict[str, Decimal] = {}
+    for a, amount in (
+        invoice.filter(pl.col("event") == "charge").select("alloc_id", "amount").rows()
+    ):
+        billed[a] = billed.get(a, Decimal(0)) + amount
+    by_alloc = {c.alloc_id: c for c in charges}
+    assert set(by_alloc) == set(starts)
+    for a, start in starts.items():
+        if start["capacity"] == "spot" and start["price"] is not None:
+            cents_per_hour = int(start["price"] * 100)
+        else:
+            cents_per_hour = 425 if start["sku"] == "H100-80G" else 300
+        runtime = end_at[a] - start["ts"]
+        seconds = -(-(runtime.days * 86_400_000_000 + runtime.seconds * 1_000_000
+                      + runtime.microseconds) // 1_000_000)  # fmt: skip
+        num, den = cents_per_hour * start["gpus"] * seconds, 3600
+        cents = (2 * num + den) // (2 * den)
+        expected = Decimal(cents).scaleb(-2)
+        c = by_alloc[a]
+        assert c.expected == expected, a
+        invoiced = billed.get(a)
+        assert c.invoiced == invoiced, a
+        if invoiced is None:
+            status = "missing"
+        else:
+            cents_billed = int(invoiced * 100)
+            status = ("matched", "over_billed", "under_billed")[
+                (cents_billed > cents) + 2 * (cents_billed < cents)
+            ]
+        assert c.status == status, a
 
 
 def test_an_allocation_with_its_own_line_is_not_also_in_the_run_level_comparison() -> None:
@@ -370,3 +420,38 @@ def test_an_allocation_with_its_own_line_is_not_also_in_the_run_level_comparison
         (None, "over_billed", Decimal("2.00"), Decimal("2.50")),
     ]
     assert [b.alloc_id for b in r.lines[1].basis] == ["a2"]
+
+
+BIG = "12345678901234567890.123456789012345678"  # 38 digits: the most an amount holds
+
+
+def test_invoice_sums_are_exact_however_large() -> None:
+    events = [
+        # r1: 1 GPU × 1 h × 2.00 = 2.00 owed; two run-level lines of 9 × 10¹⁹ invoiced. Polars'
+        # grouped sum of Decimal(38, 18) wraps past 10²⁰ (it gave −1.6 × 10²⁰); Python's default
+        # decimal context rounds past 28 digits
+        started("r1", "a1", D + "10:00", gpus=1),
+        released("r1", "a1", D + "11:00"),
+        charge("r1", None, D + "00:00", "90000000000000000000"),
+        charge("r1", None, D + "01:00", "90000000000000000000"),
+        # r2: the same charge, owed 2.00, invoiced as two lines of 38 digits each
+        started("r2", "r2-a1", D + "10:00", gpus=1),
+        released("r2", "r2-a1", D + "11:00"),
+        charge("r2", None, D + "00:00", BIG),
+        charge("r2", None, D + "01:00", BIG),
+    ]
+    (r,) = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events)).contracts
+    # the sums in integers of 10⁻¹⁸: 9e19 + 9e19 = 1.8e20; BIG + BIG = 2 × BIG
+    twice = Decimal(f"{2 * int(BIG.replace('.', ''))}e-18")
+    assert str(twice) == "24691357802469135780.246913578024691356"
+    assert [(c.run_id, c.expected, c.invoiced) for c in r.lines] == [
+        ("r1", Decimal("2.00"), Decimal("180000000000000000000")),
+        ("r2", Decimal("2.00"), twice),
+    ]
+    # the differences and totals: 1.8e20 − 2.00 and 2 × BIG − 2.00, every digit kept
+    assert r.lines[1].difference == Decimal("24691357802469135778.246913578024691356")
+    total = r.total()
+    # 180000000000000000000 + 24691357802469135780.246913578024691356 invoiced, 4.00 owed
+    assert total.invoiced == Decimal("204691357802469135780.246913578024691356")
+    assert total.over_billed == Decimal("204691357802469135776.246913578024691356")
+    assert r.summary()["over_billed"].amount == total.over_billed

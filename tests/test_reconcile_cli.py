@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from support.cli import no_traceback, run
+from support.events import event, released, started
 from support.events import frame as trace_frame
 from test_reconcile import CONTRACT, EVENTS
 
@@ -92,6 +93,9 @@ def test_tolerance_and_bad_flags(files: Path) -> None:
         (["--tolerance", "abc"], "not an amount of money"),
         (["--tolerance", "1e999999"], "not an amount of money"),
         (["--tolerance", "1 USD extra"], "not an amount of money"),
+        (["--tolerance", "٣"], "not an amount of money"),  # an Arabic-Indic 3, not ASCII
+        (["--tolerance", "0.٠٥ USD"], "not an amount of money"),
+        (["--clock-skew", "٣s"], "is not a duration"),
         (["--tolerance", "0.05 EUR"], "is in EUR, but contract `c` bills in USD"),
         (["--out", files / "x.txt"], "must end in"),
     ):
@@ -146,3 +150,125 @@ def test_the_audit_names_the_reasons(audit: ContractReconciliation) -> None:
     why = top[2].reasons[0]
     assert (why.alloc_id, why.term) == ("7001#2", "reclaimed in the first hour")
     assert dict(why.facts)["runtime"].total_seconds() == 39 * 60 + 12
+
+
+def test_values_from_the_trace_cannot_steer_the_terminal(tmp_path: Path) -> None:
+    run_id, alloc = "r\x1b[31m1", "a\x1b]0;pwned\x07"
+    events = [
+        started(run_id, alloc, "2026-03-02 10:00", gpus=1),
+        released(run_id, alloc, "2026-03-02 11:00"),
+        # 1 GPU × 1 h × 2.00 = 2.00 owed; 3.00 invoiced: over-billed, among the largest
+        event(run_id, alloc, "2026-03-02 11:00", "charge", amount=Decimal("3.00")),
+    ]
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    trace_frame(events).write_parquet(tmp_path / "t.parquet")
+    result = run("reconcile", tmp_path / "c.spot", tmp_path / "t.parquet")
+    assert result.exit_code == 1, result.output
+    assert "\x1b" not in result.output
+    assert "\x07" not in result.output
+    assert "charge of allocation a\\x1b]0;pwned\\x07 (run r\\x1b[31m1)" in result.output
+    # and one invoice line is "1 invoice line"
+    assert 'reconcile "c": 1 invoice line, tolerance 0.00 USD' in result.output
+
+
+def test_huge_invoice_amounts_print_every_digit(tmp_path: Path) -> None:
+    big = "90000000000000000000"
+    events = [
+        started("r1", "a1", "2026-03-02 10:00", gpus=1),
+        released("r1", "a1", "2026-03-02 11:00"),
+        event("r1", None, "2026-03-02 00:00", "charge", amount=Decimal(big)),
+        event("r1", None, "2026-03-02 01:00", "charge", amount=Decimal(big)),
+    ]
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    trace_frame(events).write_parquet(tmp_path / "t.parquet")
+    result = run("reconcile", tmp_path / "c.spot", tmp_path / "t.parquet", "--format", "json")
+    assert result.exit_code == 1, result.output
+    (c,) = json.loads(result.output)["contracts"]
+    # 9e19 + 9e19 invoiced, 1 GPU × 1 h × 2.00 owed: 1.8e20 − 2.00 over-billed
+    assert c["totals"]["invoiced"] == "180000000000000000000.00"
+    assert c["totals"]["over_billed"] == "179999999999999999998.00"
+    text = run("reconcile", tmp_path / "c.spot", tmp_path / "t.parquet")
+    assert "179,999,999,999,999,999,998.00 USD over-billed" in text.output
+
+
+def test_invoice_money_set_aside_by_a_quarantine_is_not_hidden(tmp_path: Path) -> None:
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "run_id,alloc_id,ts,source,event,gpus,amount\n"
+        # r1: 1 GPU × 1 h × 2.00 = 2.00, invoiced 2.00: matched
+        "r1,a1,2026-03-02T10:00:00Z,scheduler,started,1,\n"
+        "r1,a1,2026-03-02T11:00:00Z,scheduler,released,,\n"
+        "r1,a1,2026-03-02T11:00:00Z,invoice,charge,,2.00\n"
+        # r2 ends before it starts (T009): set aside with its charge 2.10 and credit −1.00
+        "r2,b1,2026-03-02T10:00:00Z,scheduler,started,1,\n"
+        "r2,b1,2026-03-02T09:00:00Z,scheduler,released,,\n"
+        "r2,,2026-03-02T11:00:00Z,invoice,charge,,2.10\n"
+        "r2,,2026-03-02T11:00:00Z,invoice,credit,,-1.00\n"
+        # r3: an invoice line whose amount cannot be read (T002): set aside, no amount
+        "r3,,2026-03-02T11:00:00Z,invoice,charge,,12.3.4\n"
+    )
+    q = ["--on-invalid", f"quarantine={tmp_path / 'q.parquet'}"]
+    result = run("reconcile", tmp_path / "c.spot", trace, *q)
+    no_traceback(result)
+    # r1 matches, yet 3 invoice lines were never compared: not "no discrepancy", exit 0
+    assert result.exit_code == 1, result.output
+    # 2.10 − 1.00 = 1.10 readable; the third line's amount is unreadable
+    text = " ".join(result.output.split())
+    assert (
+        "not reconciled: 3 invoice lines (1.10 USD, 1 line with no readable amount) of 2 runs "
+        "set aside by `--on-invalid quarantine`;"
+    ) in text
+    again = run("reconcile", tmp_path / "c.spot", trace, *q, "--format", "json")
+    doc = json.loads(again.stdout)
+    assert doc["discrepancy"] is False  # among the lines compared
+    assert doc["set_aside"] == {
+        "runs": 2,
+        "invoice_lines": 3,
+        "amount": "1.10",
+        "unreadable_amounts": 1,
+    }
+    # nothing set aside: null, and exit 0
+    clean = tmp_path / "clean.csv"
+    clean.write_text("".join(trace.read_text().splitlines(keepends=True)[:4]))
+    ok = run("reconcile", tmp_path / "c.spot", clean, *q, "--format", "json")
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["set_aside"] is None
+
+
+def test_every_row_is_named_by_its_own_file(tmp_path: Path) -> None:
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    jobs, invoice = tmp_path / "jobs.csv", tmp_path / "invoice.csv"
+    jobs.write_text(
+        "run_id,alloc_id,ts,source,event,gpus\n"
+        "r1,a1,2026-03-02T10:00:00Z,scheduler,started,1\n"
+        "r1,a1,2026-03-02T11:00:00Z,scheduler,released,\n"
+    )
+    # 1 GPU × 1 h × 2.00 = 2.00 owed; 1.00 + 2.50 = 3.50 invoiced on rows 2 and 3 of the
+    # invoice file (rows 4 and 5 of the two read as one)
+    invoice.write_text(
+        "run_id,alloc_id,ts,source,event,gpus,amount,billing_currency\n"
+        "r9,,2026-03-02T11:00:00Z,invoice,credit,,-0.10,USD\n"
+        "r1,,2026-03-02T11:00:00Z,invoice,charge,,1.00,USD\n"
+        "r1,,2026-03-02T12:00:00Z,invoice,charge,,2.50,USD\n"
+    )
+    out = tmp_path / "dispute.csv"
+    result = run("reconcile", tmp_path / "c.spot", jobs, invoice, "--out", out)
+    assert result.exit_code == 1, result.output
+    assert f"invoiced 3.50 on {invoice} rows 2, 3" in " ".join(result.output.split())
+    assert "trace row" not in result.output
+    doc = json.loads(
+        run("reconcile", tmp_path / "c.spot", jobs, invoice, "--format", "json").stdout
+    )
+    assert doc["trace"]["files"] == 2
+    (line,) = [x for x in doc["contracts"][0]["lines"] if x["run_id"] == "r1"]
+    assert line["invoice_rows"] == [{"file": 2, "row": 2}, {"file": 2, "row": 3}]
+    table = pl.read_csv(out, infer_schema=False)
+    assert table.filter(pl.col("run_id") == "r1")["invoice_rows"].to_list() == [
+        f"{invoice} rows 2, 3"
+    ]
+    # a problem with a row of the second file names that file and its own row
+    invoice.write_text(invoice.read_text().replace("2.50,USD", "2.50,EUR"))
+    result = run("reconcile", tmp_path / "c.spot", jobs, invoice)
+    assert result.exit_code == 2, result.output
+    assert f"{invoice}: row 3: error[R001]: invoice line in `EUR`" in result.output

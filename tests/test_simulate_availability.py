@@ -88,6 +88,9 @@ BAD: list[tuple[str, str, str, str]] = [
     ("fields.csv", "0,add,n1\n10,add\n", "t.csv:2:1: error[E608]", "a row has 2 field(s)"),
     ("time.csv", "0,add,n1\n1.5,add,n2\n", "t.csv:2:1: error[E609]",
      "time `1.5` is not a whole number of milliseconds"),
+    # `²` passes `str.isdigit` but not `int`: it must be a message, not an internal error
+    ("digit.csv", "0,add,n1\n²,add,n2\n", "t.csv:2:1: error[E609]",
+     "time `²` is not a whole number of milliseconds"),
     ("back.csv", "5,add,n1\n1,add,n2\n", "t.csv:2:1: error[E609]",
      "time goes back: `1` ms after `5` ms"),
     ("event.csv", "0,add,n1\n10,ad,n2\n", "t.csv:2:4: error[E609]", "did you mean `add`?"),

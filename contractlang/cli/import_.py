@@ -22,11 +22,11 @@ from contractlang.cli.common import exit_with, guarded, out
 from contractlang.cli.files import TRACE_SUFFIXES, Outputs
 from contractlang.cli.inputs import parse_open_at, progress_status, usage_error
 from contractlang.cli.tables import write_table, write_trace_file
-from contractlang.diagnostics import did_you_mean
-from contractlang.errors import ExitCode
+from contractlang.diagnostics import NO_SPAN, did_you_mean, error
+from contractlang.errors import ContractlangError, ExitCode
 from contractlang.importers import RunKey, import_attempts, import_focus, import_sacct
 from contractlang.importers.localtime import read_zone
-from contractlang.importers.result import ImportResult, rejects_frame
+from contractlang.importers.result import ImportReport, ImportResult, rejects_frame
 from contractlang.render.import_report import render_import
 from contractlang.trace.schema import CAPACITIES
 
@@ -180,9 +180,33 @@ def _run(
     with progress_status() as step:
         step(f"reading {file}")
         result = adapter()
-        step(f"writing {target}")
-        write_trace_file(result.events, target)
         if rejects is not None:
             write_table(rejects_frame(result.report.rejects), rejects)
+        if result.events.height == 0:
+            out.print(render_import(result.report, None, rejects), markup=False, end="")
+            raise nothing_imported(result.report, rejects)
+        step(f"writing {target}")
+        write_trace_file(result.events, target)
     out.print(render_import(result.report, target, rejects), markup=False, end="")
     exit_with(ExitCode.OK)
+
+
+def nothing_imported(report: ImportReport, rejects: Path | None) -> ContractlangError:
+    """I007: the import made no event (every row rejected, or none to read); no trace is
+    written, since an empty one would pass for a month with nothing in it."""
+    name = report.source
+    if report.rejects:
+        why = (
+            f"every row of `{name}` was rejected"
+            if not report.rows_mapped
+            else (f"no row of `{name}` made an event")
+        )
+        where = f"in `{rejects}`" if rejects is not None else "above; `--rejects PATH` keeps all"
+        help = f"the reasons are {where}"
+    else:
+        why = f"`{name}` has no rows that make events"
+        help = "the file has a header and nothing else, or only rows that make no event"
+    return ContractlangError(
+        [error("I007", f"nothing to import: {why}; no trace was written", NO_SPAN, file=name,
+               help=help)]
+    )  # fmt: skip

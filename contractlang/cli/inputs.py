@@ -53,7 +53,7 @@ def split_terms_and_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path
 
 
 _DURATION = re.compile(
-    r"^\s*(\d+(?:\.\d+)?)\s*(us|µs|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)?\s*$"
+    r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(us|µs|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)?\s*$"
 )
 _UNIT_US = {"us": 1, "µs": 1, "ms": 1_000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000}
 

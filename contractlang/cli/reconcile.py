@@ -1,8 +1,8 @@
 """`contractlang reconcile TERMS… TRACE`: the bill the contract implies beside the invoice lines
 in the trace (docs/reconcile.md).
 
-Exit codes: 0 every comparison within the tolerance, 1 a discrepancy beyond it, 2 bad input,
-3 internal error.
+Exit codes: 0 every comparison within the tolerance, 1 a discrepancy beyond it (or invoice
+lines not reconciled: set aside with a quarantined run), 2 bad input, 3 internal error.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from contractlang.reconcile import reconcile
 from contractlang.render.reconcile_json import dispute_table, render_json
 from contractlang.render.reconcile_text import render_reconciliation
 
-_TOLERANCE = re.compile(r"^(\d{1,20}(?:\.\d{1,18})?)(?:\s+([A-Z]{3}))?$")
+_TOLERANCE = re.compile(r"^([0-9]{1,20}(?:\.[0-9]{1,18})?)(?:\s+([A-Z]{3}))?$", re.ASCII)
 
 
 def parse_tolerance(text: str) -> tuple[Decimal, str | None]:
@@ -99,8 +99,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Compare the bill the contract implies with the invoice lines in the trace.
 
-        Exit codes: 0 every comparison within the tolerance, 1 a discrepancy beyond it,
-        2 bad input, 3 internal error.
+        Exit codes: 0 every comparison within the tolerance, 1 a discrepancy beyond it or
+        invoice lines set aside unreconciled, 2 bad input, 3 internal error.
         """
         terms, traces = split_terms_and_traces(paths)
         limit, currency = parse_tolerance(tolerance)
@@ -135,4 +135,4 @@ def register(app: typer.Typer) -> None:
             out.print(render_reconciliation(result), markup=False, end="")
             if out_path is not None:
                 err.print(f"wrote the comparisons to {out_path}", markup=False)
-        exit_with(ExitCode.NOT_MET if result.has_discrepancy else ExitCode.OK)
+        exit_with(ExitCode.OK if result.checks_out else ExitCode.NOT_MET)

@@ -103,7 +103,7 @@ def import_attempts(
             ev.add(**base, ts=end, event="released" if last else "failed")
         allocations += len(attempts)
         restarted += len(attempts) > 1
-        c.mapped("jobs (one allocation per attempt)")
+        c.mapped("jobs (one allocation per attempt)", one="job (one allocation per attempt)")
     raise_row_errors(name, time_errors)
     frame = ev.frame()
     trace = validated(frame, name, None)

@@ -8,88 +8,29 @@ without one go to the run ``unattributed`` and are reported. ChargeCategory, Cha
 PricingCategory, EffectiveCost, ListCost and the other columns an audit reads are kept beside
 ``amount``; a correction (ChargeClass ``Correction``) is kept and flagged (``correction``).
 
-Rows are the CSV's data rows, from 1 (the header is not a row).
+Rows are the CSV's data rows, from 1 (the header is not a row). The file is read as a table
+(:mod:`~contractlang.importers.csv_table`) and mapped column by column
+(:mod:`~contractlang.importers.focus_rows`): every rejection, note and figure is the one a
+row-by-row reading gives (``tests/test_import_focus_reader.py`` compares them).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
 
-import polars as pl
-
-from contractlang.diagnostics import did_you_mean
-from contractlang.importers import focus_values as fv
-from contractlang.importers.frame import MONEY, SOURCE_ROW, Events, validated
-from contractlang.importers.localtime import parse_timestamp
-from contractlang.importers.result import Collector, ImportResult, Reject
+from contractlang.importers.csv_table import header_of, read_table
+from contractlang.importers.focus_columns import OPTIONAL, REQUIRED, UNATTRIBUTED, RunKey
+from contractlang.importers.focus_rows import map_rows
+from contractlang.importers.frame import validated
+from contractlang.importers.result import Collector, ImportResult
 from contractlang.importers.text import (
     format_error,
     header_index,
     missing_column,
     raise_row_errors,
-    read_text,
 )
-from contractlang.lang.frames import TIMESTAMP
 
-#: The run of invoice lines that name none.
-UNATTRIBUTED = "unattributed"
-
-REQUIRED = ("BilledCost", "ChargeCategory", "ChargePeriodStart")
-#: FOCUS columns kept as trace columns (when the export has them) → (column, type).
-TEXT_KEPT = {
-    "PricingUnit": "pricing_unit",
-    "ConsumedUnit": "consumed_unit",
-    "BillingCurrency": "billing_currency",
-    "ResourceId": "resource_id",
-    "SkuId": "sku_id",
-    "ChargeDescription": "charge_description",
-    "ProviderName": "provider",
-    "ServiceName": "service_name",
-    "InvoiceId": "invoice_id",
-}
-DECIMAL_KEPT = {
-    "EffectiveCost": "effective_cost",
-    "ListCost": "list_cost",
-    "PricingQuantity": "pricing_quantity",
-    "ConsumedQuantity": "consumed_quantity",
-}
-ENUM_KEPT = {
-    "PricingCategory": ("pricing_category", fv.PRICING_CATEGORIES),
-    "ChargeFrequency": ("charge_frequency", fv.CHARGE_FREQUENCIES),
-}
-OPTIONAL = ("ChargeClass", "ChargePeriodEnd", "Tags", *TEXT_KEPT, *DECIMAL_KEPT, *ENUM_KEPT)
-
-
-@dataclass(frozen=True)
-class RunKey:
-    """Where an invoice line's run comes from: a tag's value, or the ResourceId.
-
-    >>> RunKey.parse("tag:training_run")
-    RunKey(kind='tag', tag='training_run')
-    >>> RunKey.parse("resource").describe()
-    '`ResourceId`'
-    """
-
-    kind: Literal["tag", "resource"]
-    tag: str | None = None
-
-    @staticmethod
-    def parse(text: str) -> RunKey | None:
-        t = text.strip()
-        if t == "resource":
-            return RunKey("resource")
-        if t.startswith("tag:") and t[4:].strip():
-            return RunKey("tag", t[4:])
-        return None
-
-    def describe(self) -> str:
-        return "`ResourceId`" if self.kind == "resource" else f"tag `{self.tag}`"
+__all__ = ["UNATTRIBUTED", "RunKey", "import_focus"]
 
 
 def import_focus(path: str | Path, run_from: RunKey | str) -> ImportResult:
@@ -99,21 +40,14 @@ def import_focus(path: str | Path, run_from: RunKey | str) -> ImportResult:
     key = run_from if isinstance(run_from, RunKey) else RunKey.parse(run_from)
     if key is None:
         raise ValueError(f"not a run key: {run_from!r} (use `tag:KEY` or `resource`)")
-    rows = csv.reader(io.StringIO(read_text(p), newline=""))
-    header = next(rows, None)
+    header = header_of(p, name)
     if header is None:
         raise format_error(name, f"`{name}` is empty: it has no header")
     index = _header_index(name, header, key)
+    table = read_table(p, name, sorted(set(index.values())))
     c = Collector("focus", name)
-    reader = _Reader(name, index, len(header), key, c)
-    for n, values in enumerate(rows, start=1):
-        if not values:
-            continue  # a blank line is not a row
-        c.rows_read += 1
-        reader.read(n, values)
-    frame = reader.events.frame()
+    frame = map_rows(table, index, key, c)
     trace = validated(frame, name, None)
-    reader.facts()
     report = c.report(events=frame.height, runs=trace.summary.runs, allocations=0)
     return ImportResult(frame, trace, report)
 
@@ -135,228 +69,3 @@ def _header_index(name: str, header: list[str], key: RunKey) -> dict[str, int]:
         diags.append(missing_column(name, header, f, f"the export has no `{f}` column{why}"))
     raise_row_errors(name, diags)
     return index
-
-
-def _utc(ts: datetime) -> datetime | None:
-    """An aware time in UTC; None when that falls off the calendar (year 10000)."""
-    try:
-        return ts.astimezone(UTC)
-    except OverflowError:
-        return None
-
-
-def _rows(n: int) -> str:
-    return f"{n:,} row" + ("" if n == 1 else "s")
-
-
-def _record(values: list[str]) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow(values)
-    return out.getvalue()
-
-
-class _Reader:
-    """Maps each data row to an invoice line, or rejects it."""
-
-    def __init__(
-        self, name: str, index: dict[str, int], width: int, key: RunKey, c: Collector
-    ) -> None:
-        self.name, self.index, self.width, self.key, self.c = name, index, width, key, c
-        extras: dict[str, pl.DataType] = {
-            "charge_category": pl.String(),
-            "charge_class": pl.String(),
-            "correction": pl.Boolean(),
-        }
-        for f, (col, _) in ENUM_KEPT.items():
-            if f in index:
-                extras[col] = pl.String()
-        extras.update({col: MONEY for f, col in DECIMAL_KEPT.items() if f in index})
-        extras.update({col: pl.String() for f, col in TEXT_KEPT.items() if f in index})
-        if "ChargePeriodEnd" in index:
-            extras["charge_period_end"] = TIMESTAMP
-        extras[SOURCE_ROW] = pl.Int64()
-        self.events = Events(extras)
-        self.sums: dict[str, Decimal] = {}
-        self.counts: dict[str, int] = {}
-        self.tag_keys: set[str] = set()
-
-    def read(self, row: int, values: list[str]) -> None:
-        def reject(code: str, reason: str) -> None:
-            self.c.reject(Reject(row, code, reason, _record(values)))
-
-        if len(values) != self.width:
-            return reject("I010", f"has {len(values)} fields, the header {self.width}")
-        raw = {f: values[i] for f, i in self.index.items()}
-        v = {f: (None if fv.is_null(t) else t.strip()) for f, t in raw.items()}
-        for f in REQUIRED:
-            if v[f] is None:
-                shown = "`NULL`" if raw[f].strip() else "empty"
-                return reject("I020", f"`{f}` is {shown}; FOCUS requires a value")
-        billed, category, period = v["BilledCost"], v["ChargeCategory"], v["ChargePeriodStart"]
-        assert billed is not None
-        assert category is not None
-        assert period is not None
-        try:
-            amount = fv.exact(billed)
-        except fv.NotExact as exc:
-            return reject("I021", f"`BilledCost` {exc}")
-        cat = fv.canonical(category, fv.CHARGE_CATEGORIES)
-        if cat is None:
-            guess = did_you_mean(category, fv.CHARGE_CATEGORIES)
-            hint = f" (did you mean `{guess}`?)" if guess else ""
-            return reject("I022", f"`ChargeCategory` `{category}` is not a FOCUS category{hint}")
-        charge_class = v.get("ChargeClass")
-        if charge_class is not None and fv.canonical(charge_class, (fv.CORRECTION,)) is None:
-            return reject("I022", f"`ChargeClass` `{charge_class}` is not `Correction` or null")
-        ts = self._time(row, "ChargePeriodStart", period)
-        if ts is None:
-            return reject("I015", f"`ChargePeriodStart` `{period}` is not an ISO 8601 time")
-        self._respelled(row, "ChargeCategory", category, cat)
-        values_out = self._kept(row, v)
-        run = self._run(row, v)
-        event = "credit" if cat == "Credit" or amount < 0 else "charge"
-        self.events.add(
-            run_id=run,
-            ts=ts,
-            source="invoice",
-            event=event,
-            amount=amount,
-            charge_category=cat,
-            charge_class=fv.CORRECTION if charge_class else None,
-            correction=charge_class is not None,
-            source_row=row,
-            **values_out,
-        )
-        self.c.mapped(f"{event} lines")
-        self.sums[cat] = self.sums.get(cat, Decimal(0)) + amount
-        self.counts[cat] = self.counts.get(cat, 0) + 1
-        for label, hit in (("credits", event == "credit"), ("corrections", bool(charge_class))):
-            if hit:
-                self.counts[label] = self.counts.get(label, 0) + 1
-                self.sums[label] = self.sums.get(label, Decimal(0)) + amount
-        if run == UNATTRIBUTED:
-            self.sums[UNATTRIBUTED] = self.sums.get(UNATTRIBUTED, Decimal(0)) + amount
-        return None
-
-    def _time(self, row: int, field: str, text: str) -> datetime | None:
-        ts = parse_timestamp(text)
-        if ts is None:
-            return None
-        if ts.tzinfo is None:
-            self.c.note(
-                "I032",
-                "times without an offset read as UTC, as FOCUS requires",
-                row,
-                f"`{field}` {text}",
-            )
-            return ts.replace(tzinfo=UTC)
-        return _utc(ts)
-
-    def _respelled(self, row: int, field: str, text: str, spelled: str) -> None:
-        if text != spelled:
-            self.c.note(
-                "I040",
-                "values respelled as FOCUS spells them",
-                row,
-                f"`{field}` `{text}` → `{spelled}`",
-            )
-
-    def _kept(self, row: int, v: dict[str, str | None]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f, (col, allowed) in ENUM_KEPT.items():
-            text = v.get(f)
-            if f in self.index and text is not None:
-                spelled = fv.canonical(text, allowed)
-                if spelled is None:
-                    self.c.note(
-                        "I036",
-                        "values FOCUS does not list, kept as written",
-                        row,
-                        f"`{f}` `{text}`",
-                    )
-                else:
-                    self._respelled(row, f, text, spelled)
-                out[col] = spelled or text
-        for f, col in DECIMAL_KEPT.items():
-            text = v.get(f)
-            if f in self.index and text is not None:
-                try:
-                    out[col] = fv.exact(text)
-                except fv.NotExact as exc:
-                    self.c.note(
-                        "I039", "values that could not be read, left empty", row, f"`{f}` {exc}"
-                    )
-        for f, col in TEXT_KEPT.items():
-            if f in self.index:
-                out[col] = v.get(f)
-        end = v.get("ChargePeriodEnd")
-        if "ChargePeriodEnd" in self.index and end is not None:
-            ts = self._end_time(row, end)
-            out["charge_period_end"] = ts
-        return out
-
-    def _end_time(self, row: int, text: str) -> datetime | None:
-        ts = parse_timestamp(text)
-        if ts is None:
-            self.c.note(
-                "I039",
-                "values that could not be read, left empty",
-                row,
-                f"`ChargePeriodEnd` `{text}` is not an ISO 8601 time",
-            )
-            return None
-        return ts.replace(tzinfo=UTC) if ts.tzinfo is None else _utc(ts)
-
-    def _run(self, row: int, v: dict[str, str | None]) -> str:
-        if self.key.kind == "resource":
-            found = v.get("ResourceId")
-        else:
-            found = self._tag(row, v.get("Tags"))
-        if found is None:
-            self.c.note(
-                "I031", f"no run key ({self.key.describe()}): run `{UNATTRIBUTED}`", row, ""
-            )
-            return UNATTRIBUTED
-        return found
-
-    def _tag(self, row: int, text: str | None) -> str | None:
-        if text is None:
-            return None
-        try:
-            parsed = fv.tags(text)
-        except fv.NotTags as exc:
-            shown = text if len(text) <= 40 else text[:37] + "…"
-            self.c.note(
-                "I030",
-                "`Tags` that are not a JSON object (the row has no run key)",
-                row,
-                f"`{shown}`: {exc}",
-            )
-            return None
-        self.tag_keys.update(parsed)
-        assert self.key.tag is not None
-        return fv.tag_text(parsed.get(self.key.tag))
-
-    def facts(self) -> None:
-        """BilledCost sums by ChargeCategory, credits and corrections, for the report."""
-
-        def money(k: str) -> str:
-            return f"{self.sums.get(k, Decimal(0)):f}"
-
-        for cat in fv.CHARGE_CATEGORIES:
-            if cat in self.counts:
-                self.c.facts.append(
-                    (f"BilledCost of {cat} ({_rows(self.counts[cat])})", money(cat))
-                )
-        total = sum((self.sums.get(k, Decimal(0)) for k in fv.CHARGE_CATEGORIES), Decimal(0))
-        self.c.facts.append(("BilledCost of every row mapped", f"{total:f}"))
-        for label in ("credits", "corrections"):
-            n = self.counts.get(label, 0)
-            self.c.facts.append((f"{label} ({_rows(n)})", money(label)))
-        if UNATTRIBUTED in self.sums:
-            self.c.facts.append((f"BilledCost of run `{UNATTRIBUTED}`", money(UNATTRIBUTED)))
-        if self.key.kind == "tag" and self.key.tag not in self.tag_keys:
-            guess = did_you_mean(self.key.tag or "", self.tag_keys)
-            self.c.facts.append(
-                (f"no row has tag `{self.key.tag}`", f"did you mean `{guess}`?" if guess else "")
-            )

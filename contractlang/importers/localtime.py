@@ -23,7 +23,7 @@ from contractlang.diagnostics import NO_SPAN, did_you_mean, error
 from contractlang.errors import ContractlangError
 
 _ISO = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}(:?\d{2})?)?$"
+    r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}(:?\d{2})?)?$", re.ASCII
 )
 
 
@@ -75,7 +75,7 @@ def parse_timestamp(text: str) -> datetime | None:
     if not _ISO.match(t):
         return None
     if "." in t:
-        t = re.sub(r"(\.\d{6})\d+", r"\1", t)
+        t = re.sub(r"(\.[0-9]{6})[0-9]+", r"\1", t)
     try:
         return datetime.fromisoformat(t)
     except ValueError:

@@ -1,8 +1,10 @@
 """What an import did, row by row: the mapping report shared by every adapter.
 
 Every input row is accounted for: it was *mapped* (it became events, or was folded into the
-events of another row, as a Slurm job step is into its job), or it was *rejected* with a code and
-a reason. ``rows_read == Σ mapped + rejected``, always (:attr:`ImportReport.accounted`). Notes
+events of another row, as a Slurm job step is into its job), it was *rejected* with a code and
+a reason, or it was *blank* (a line with nothing on it: counted and numbered, so that row N is
+still the N-th line after the header, but nothing to import). ``rows_read == Σ mapped +
+rejected + blank``, always (:attr:`ImportReport.accounted`). Notes
 flag rows that were imported with a caveat (a time without an offset read as UTC, tags that are
 not JSON): they are counted, with their first rows, and never stop the import.
 
@@ -52,10 +54,16 @@ class Note:
 @dataclass(frozen=True, slots=True)
 class Mapped:
     """A kind of row that was mapped (``job records``, ``job steps folded into their job``),
-    and how many."""
+    how many, and the label for one (``job record``)."""
 
     label: str
     rows: int
+    one: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The label for this many rows."""
+        return self.one if self.rows == 1 and self.one else self.label
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,8 @@ class ImportReport:
     allocations: int
     open_allocations: int = 0
     facts: tuple[tuple[str, str], ...] = ()  # adapter-specific figures, e.g. sums
+    blank: int = 0  # rows with nothing on them
+    blank_rows: tuple[int, ...] = ()  # the first of them
 
     @property
     def rows_mapped(self) -> int:
@@ -80,8 +90,8 @@ class ImportReport:
 
     @property
     def accounted(self) -> bool:
-        """Every row read was mapped or rejected."""
-        return self.rows_read == self.rows_mapped + len(self.rejects)
+        """Every row read was mapped, rejected or blank."""
+        return self.rows_read == self.rows_mapped + len(self.rejects) + self.blank
 
 
 @dataclass(frozen=True)
@@ -113,12 +123,33 @@ class Collector:
         self.source = source
         self.rows_read = 0
         self._mapped: dict[str, int] = {}
+        self._one: dict[str, str] = {}
         self._rejects: list[Reject] = []
         self._notes: dict[str, _NoteBuilder] = {}
         self.facts: list[tuple[str, str]] = []
+        self._blank = 0
+        self._blank_rows: list[int] = []
+        self._done: dict[str, Note] = {}
 
-    def mapped(self, label: str, rows: int = 1) -> None:
+    def mapped(self, label: str, rows: int = 1, *, one: str = "") -> None:
+        """``rows`` more rows of the kind ``label`` (``one``: the label for a single row)."""
         self._mapped[label] = self._mapped.get(label, 0) + rows
+        self._one.setdefault(label, one)
+
+    def blank(self, row: int) -> None:
+        """Row ``row`` has nothing on it."""
+        self.blanks(1, (row,))
+
+    def blanks(self, count: int, first: tuple[int, ...]) -> None:
+        """``count`` more rows with nothing on them, the first of them ``first``."""
+        self._blank += count
+        self._blank_rows.extend(first[: FIRST_ROWS - len(self._blank_rows)])
+
+    def noted(self, note: Note) -> None:
+        """A note gathered elsewhere (every row of a code at once)."""
+        if note.code in self._notes or note.code in self._done:
+            raise ValueError(f"note {note.code} is given twice")
+        self._done[note.code] = note
 
     def reject(self, reject: Reject) -> None:
         self._rejects.append(reject)
@@ -142,17 +173,27 @@ class Collector:
             adapter=self.adapter,
             source=self.source,
             rows_read=self.rows_read,
-            mapped=tuple(Mapped(k, v) for k, v in self._mapped.items()),
+            mapped=tuple(Mapped(k, v, self._one[k]) for k, v in self._mapped.items()),
             rejects=self.rejects,
             notes=tuple(
-                Note(code, b.message, b.count, tuple(b.examples))
-                for code, b in sorted(self._notes.items())
+                sorted(
+                    [
+                        *(
+                            Note(code, b.message, b.count, tuple(b.examples))
+                            for code, b in self._notes.items()
+                        ),
+                        *self._done.values(),
+                    ],
+                    key=lambda n: n.code,
+                )
             ),
             events=events,
             runs=runs,
             allocations=allocations,
             open_allocations=open_allocations,
             facts=tuple(self.facts),
+            blank=self._blank,
+            blank_rows=tuple(self._blank_rows),
         )
 
 

@@ -42,6 +42,7 @@ from contractlang.importers.text import (
     missing_column,
     raise_row_errors,
     read_text,
+    require_line_end,
     row_error,
 )
 
@@ -97,7 +98,11 @@ def import_sacct(
     p = Path(path)
     name = str(p)
     zone = tz if isinstance(tz, ZoneInfo) else read_zone(tz)
-    lines = read_text(p).splitlines()
+    text = read_text(p)
+    require_line_end(name, text)
+    # lines end at `\n` (or `\r\n`) only: `str.splitlines` also breaks at `\x0c`, `\x85` and
+    # U+2028, which a job name may hold
+    lines = [line.removesuffix("\r") for line in text.split("\n")][:-1]
     if not lines or not lines[0].strip():
         raise format_error(name, f"`{name}` is empty: it has no header", help=HELP_EXPORT)
     header = lines[0].split("|")
@@ -112,9 +117,11 @@ def import_sacct(
     c = Collector("sacct", name)
     reader = _Reader(name, zone, c, index, len(header), trailing)
     for n, line in enumerate(lines[1:], start=1):
+        c.rows_read += 1
         if line.strip():
-            c.rows_read += 1
             reader.read(n, line)
+        else:
+            c.blank(n)
     raise_row_errors(name, reader.time_errors)
     reader.fold_steps()
     jobs = reader.started(open_at)
@@ -239,7 +246,10 @@ class _Reader:
                 reason = "never started and has no `Submit` time: nothing to import"
                 return self.reject(row, "I019", reason, line)
             self.requests.append((row, job, fields, submit))
-            self.c.mapped("job records that never started (a request only)")
+            self.c.mapped(
+                "job records that never started (a request only)",
+                one="job record that never started (a request only)",
+            )
             return None
         if tres.gpus == 0:
             reason = f"no GPUs: `AllocTRES` `{fields['AllocTRES']}` has no `gres/gpu`"
@@ -324,7 +334,10 @@ class _Reader:
     def fold_steps(self) -> None:
         for row, job, line in self.steps:
             if job.job in self.job_ids:
-                self.c.mapped("job steps (inside their job's allocation)")
+                self.c.mapped(
+                    "job steps (inside their job's allocation)",
+                    one="job step (inside its job's allocation)",
+                )
             else:
                 reason = f"step `{job.job}.{job.step}` of a job whose record is not in the file"
                 self.reject(row, "I013", reason, line)
@@ -344,7 +357,7 @@ class _Reader:
                     j.row,
                     f"job {j.job.job}, state {j.state}",
                 )
-            self.c.mapped("job records (one allocation each)")
+            self.c.mapped("job records (one allocation each)", one="job record (one allocation)")
             kept.append(j)
         return kept
 
@@ -358,7 +371,7 @@ def _kept(fields: dict[str, str]) -> dict[str, object]:
             continue
         v = fields[f]
         if dtype == pl.Int64:
-            out[col] = int(v) if v.isdigit() else None
+            out[col] = int(v) if sf.is_count(v) and int(v) <= sf.MAX_COUNT else None
         else:
             out[col] = v or None
     return out

@@ -47,15 +47,18 @@ PENDING_STATES = frozenset({"PENDING"})
 REVOKED = "REVOKED"
 KNOWN_STATES = frozenset(END_REASONS) | RUNNING_STATES | PENDING_STATES | {REVOKED}
 
-#: The most GPUs a count may say: the trace holds counts as 64-bit integers.
-MAX_GPUS = 2**63 - 1
+#: The largest count a trace column holds (a signed 64-bit integer): GPUs, restarts.
+MAX_COUNT = 2**63 - 1
+#: The most GPUs a count may say.
+MAX_GPUS = MAX_COUNT
 
 #: Values ``sacct`` prints for a time it does not have.
 NO_TIME = frozenset({"", "unknown", "none"})
 
 _JOB_ID = re.compile(
     r"^(?P<job>(?P<base>\d+)(?:_(?P<task>\d+|\[[^\]]*\]))?(?:\+(?P<het>\d+))?)"
-    r"(?:\.(?P<step>[A-Za-z0-9_+-]+))?$"
+    r"(?:\.(?P<step>[A-Za-z0-9_+-]+))?$",
+    re.ASCII,
 )
 
 
@@ -117,14 +120,14 @@ def parse_tres(text: str) -> Tres | None:
         key, _, value = item.strip().partition("=")
         key = key.strip().lower()
         if key == "gres/gpu" or key.startswith("gres/gpu:"):
-            if not value.strip().isdigit() or int(value) > MAX_GPUS:
+            if not is_count(value) or int(value) > MAX_GPUS:
                 return None
             count = int(value)
             if key == "gres/gpu":
                 total = count
             else:
                 typed[key.removeprefix("gres/gpu:")] = count
-        elif key == "node" and value.strip().isdigit():
+        elif key == "node" and is_count(value):
             nodes = int(value)
     typed_total = sum(typed.values()) if typed else None
     gpus = total if total is not None else (typed_total or 0)
@@ -133,7 +136,7 @@ def parse_tres(text: str) -> Tres | None:
     return Tres(gpus, tuple(sorted(typed)), typed_total, nodes, empty=not items)
 
 
-_ELAPSED = re.compile(r"^(?:(?:(\d+)-)?(\d+):)?(\d+):(\d+)(?:\.\d+)?$")
+_ELAPSED = re.compile(r"^(?:(?:(\d+)-)?(\d+):)?(\d+):(\d+)(?:\.\d+)?$", re.ASCII)
 
 
 def parse_elapsed(text: str) -> int | None:
@@ -143,6 +146,19 @@ def parse_elapsed(text: str) -> int | None:
         return None
     days, hours, minutes, seconds = (int(g) if g else 0 for g in m.groups())
     return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+
+
+_COUNT = re.compile(r"[0-9]+")
+
+
+def is_count(text: str) -> bool:
+    """Whole-number text in ASCII digits, blanks around it allowed: ``str.isdigit`` would
+    take ``²`` and ``٣``, which ``int`` then refuses or reads as 3.
+
+    >>> is_count(" 8 "), is_count("²"), is_count("٣"), is_count("-1")
+    (True, False, False, False)
+    """
+    return _COUNT.fullmatch(text.strip()) is not None
 
 
 def is_no_time(text: str) -> bool:

@@ -14,7 +14,9 @@ to :data:`HOUR_PLACES` places — here for one value, and in
 
 from __future__ import annotations
 
+import decimal
 import math
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from fractions import Fraction
@@ -115,3 +117,31 @@ def duration_human(us: int | None) -> str:
         sec = scaled(s * MICROS_PER_SECOND + micros, 6).normalize()
         parts.append(f"{plain(sec)} s")
     return sign + " ".join(parts)
+
+
+#: Decimal arithmetic that never rounds. Python's default context keeps 28 digits, and a trace
+#: amount alone may have 38 (20 before the point, 18 after): a sum or difference of two such
+#: amounts in the default context is rounded without a word. This one keeps 200 digits and
+#: raises rather than round, should a result ever need more.
+EXACT = decimal.Context(
+    prec=200,
+    traps=[decimal.Inexact, decimal.Overflow, decimal.InvalidOperation, decimal.DivisionByZero],
+)
+
+
+def exact_sum(values: Iterable[Decimal]) -> Decimal:
+    """The sum of ``values``, exactly (:data:`EXACT`); 0 for none.
+
+    >>> big = Decimal("12345678901234567890.123456789012345678")
+    >>> exact_sum([big, big])
+    Decimal('24691357802469135780.246913578024691356')
+    >>> sum([big, big])  # the default context: rounded to 28 digits
+    Decimal('24691357802469135780.24691358')
+    """
+    with decimal.localcontext(EXACT):
+        return sum(values, Decimal(0))
+
+
+def exact_difference(a: Decimal, b: Decimal) -> Decimal:
+    """``a − b``, exactly (:data:`EXACT`)."""
+    return EXACT.subtract(a, b)

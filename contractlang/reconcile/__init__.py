@@ -23,7 +23,7 @@ from decimal import Decimal
 from contractlang.evaluate.engine import Progress
 from contractlang.pipeline.evaluation import TermsLike, TraceLike, evaluate
 from contractlang.reconcile.compare import compare
-from contractlang.reconcile.invoice import check_currency, invoice_lines
+from contractlang.reconcile.invoice import check_currency, invoice_lines, set_aside_lines
 from contractlang.reconcile.model import (
     STATUSES,
     Comparison,
@@ -31,6 +31,7 @@ from contractlang.reconcile.model import (
     MonthTotal,
     Reason,
     Reconciliation,
+    SetAside,
     Status,
     StatusTotal,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "MonthTotal",
     "Reason",
     "Reconciliation",
+    "SetAside",
     "Status",
     "StatusTotal",
     "reconcile",
@@ -65,7 +67,8 @@ def reconcile(
     contract's ledger with the trace's invoice lines; a difference of at most ``tolerance``
     (≥ 0) is ``matched``. ``open_at``, ``clock_skew`` and ``quarantine`` are read as
     :func:`~contractlang.trace.load_trace` reads them; the runs a quarantine sets aside, their
-    invoice lines with them, are not reconciled.
+    invoice lines with them, are not reconciled: those lines are counted, with their amount,
+    in ``Reconciliation.set_aside``.
 
     Raises :class:`~contractlang.errors.ContractlangError` on bad terms, a bad trace, or invoice
     lines in another currency than a contract's (``R001``)."""
@@ -82,8 +85,8 @@ def reconcile(
     step("reconciling")
     lines = invoice_lines(tr)
     for c in result.contracts:
-        check_currency(lines, c.settings.currency, c.name, tr.source)
+        check_currency(lines, c.settings.currency, c.name, tr)
     recs = tuple(
         ContractReconciliation(c, compare(c, lines, tolerance), tolerance) for c in result.contracts
     )
-    return Reconciliation(recs, result, lines.height, tolerance)
+    return Reconciliation(recs, result, lines.height, tolerance, set_aside_lines(tr))

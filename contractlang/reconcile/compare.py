@@ -26,9 +26,11 @@ import polars as pl
 
 from contractlang.evaluate.results import ContractResult
 from contractlang.importers.focus import UNATTRIBUTED
-from contractlang.reconcile.model import ZERO, Basis, Comparison, Kind, Reason, status_of
+from contractlang.lang.numbers import exact_sum
+from contractlang.reconcile.model import Basis, Comparison, Kind, Reason, status_of
 from contractlang.reconcile.reasons import allocation_reasons, charge_reason, run_cap_reasons
 from contractlang.trace.schema import ROW
+from contractlang.trace.sums import exact_total, sum_parts
 
 _Key = tuple[str, str]
 _Invoiced = tuple[Decimal, tuple[int, ...], str]  # sum, trace rows, first month
@@ -39,13 +41,13 @@ def _grouped(frame: pl.DataFrame, keys: list[str]) -> dict[Any, _Invoiced]:
     if frame.height == 0:
         return {}
     g = frame.group_by(keys, maintain_order=True).agg(
-        pl.col("amount").sum(), pl.col(ROW).sort(), pl.col("month").min().alias("_first")
+        *sum_parts("amount"), pl.col(ROW).sort(), pl.col("month").min().alias("_first")
     )
     out: dict[Any, _Invoiced] = {}
     for row in g.iter_rows(named=True):
         key = tuple(row[k] for k in keys)
         out[key if len(key) > 1 else key[0]] = (
-            Decimal(row["amount"]),
+            exact_total(row, "amount"),
             tuple(row[ROW]),
             row["_first"],
         )
@@ -99,7 +101,7 @@ def compare(c: ContractResult, lines: pl.DataFrame, tolerance: Decimal) -> tuple
         invoiced: _Invoiced | None,
         why: list[Reason],
     ) -> None:
-        expected = sum((b.amount for b in basis), ZERO) if basis else None
+        expected = exact_sum(b.amount for b in basis) if basis else None
         amount = invoiced[0] if invoiced is not None else None
         rows = invoiced[1] if invoiced is not None else ()
         if invoiced is not None:
@@ -137,7 +139,7 @@ def compare(c: ContractResult, lines: pl.DataFrame, tolerance: Decimal) -> tuple
     for run in sorted({*credit_lines, *by_run}):
         basis = credit_lines.get(run, [])
         invoiced = by_run.get(run)
-        if invoiced is None and sum((b.amount for b in basis), ZERO) == 0:
+        if invoiced is None and exact_sum(b.amount for b in basis) == 0:
             continue
         month = settle.get(run) or (invoiced[2] if invoiced is not None else None)
         why = [r for a in of_run.get(run, []) for r in _kinds(reasons.get(a, []), "credit", "cap")]
@@ -164,7 +166,9 @@ def _with_charge_reasons(
 ) -> list[Comparison]:
     """The discrepancies in charges, with how each allocation's charge was computed (only
     those: every allocation's would cost a row each, and a matched charge needs no reason)."""
-    off = [x for x in lines if x.kind == "charge" and x.basis and abs(x.difference) > tolerance]
+    off = [
+        x for x in lines if x.kind == "charge" and x.basis and x.difference.copy_abs() > tolerance
+    ]
     allocs = {b.alloc_id for x in off for b in x.basis if b.alloc_id is not None}
     if not allocs:
         return lines

@@ -5,12 +5,16 @@ when the trace says which currency they are in (a ``billing_currency`` column, a
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import polars as pl
 
 from contractlang.diagnostics import Diagnostic, Span, error
 from contractlang.errors import ContractlangError
+from contractlang.reconcile.model import SetAside
 from contractlang.trace.model import Trace
 from contractlang.trace.schema import ROW
+from contractlang.trace.sums import exact_column_total
 
 CURRENCY = "billing_currency"
 #: The columns of :func:`invoice_lines`.
@@ -44,9 +48,32 @@ def invoice_lines(trace: Trace) -> pl.DataFrame:
     )
 
 
-def check_currency(lines: pl.DataFrame, currency: str, contract: str, trace: str) -> None:
+def set_aside_lines(trace: Trace) -> SetAside | None:
+    """The invoice lines of the runs a quarantine set aside (``source`` invoice, or a
+    ``charge``/``credit`` event whose source could not be read), counted with their exact
+    amount; None when there are none."""
+    q = trace.quarantine
+    if q is None or q.frame.height == 0:
+        return None
+    f = q.frame
+    is_line = pl.col("source") == "invoice"
+    if "event" in f.columns:
+        is_line = is_line | pl.col("event").is_in(["charge", "credit"])
+    lines = f.filter(is_line.fill_null(False))
+    if lines.height == 0:
+        return None
+    has_amount = "amount" in lines.columns and isinstance(lines.schema["amount"], pl.Decimal)
+    amount = exact_column_total(lines, "amount") if has_amount else Decimal(0)
+    unreadable = lines.get_column("amount").null_count() if has_amount else lines.height
+    runs = lines.get_column("run_id")
+    return SetAside(
+        runs.drop_nulls().n_unique() + runs.null_count(), lines.height, amount, unreadable
+    )
+
+
+def check_currency(lines: pl.DataFrame, currency: str, contract: str, trace: Trace) -> None:
     """R001 for invoice lines in another currency than the contract's (the first five rows,
-    and how many there are)."""
+    each in its own file, and how many there are)."""
     if CURRENCY not in lines.columns:
         return
     other = lines.filter(
@@ -56,12 +83,13 @@ def check_currency(lines: pl.DataFrame, currency: str, contract: str, trace: str
         return
     diags: list[Diagnostic] = []
     for row, code in other.select(ROW, CURRENCY).head(5).iter_rows():
+        name, local = trace.locate(row)
         diags.append(
             error(
                 "R001",
                 f"invoice line in `{code}`, but contract `{contract}` bills in {currency}",
-                Span.point(row, 0),
-                file=trace,
+                Span.point(local, 0),
+                file=name,
                 help=f"{other.height:,} invoice line(s) are in another currency; reconcile them "
                 "with a contract in that currency",
             )

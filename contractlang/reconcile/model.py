@@ -3,7 +3,10 @@ can disagree on, each with the ledger lines behind its expected amount (:class:`
 terms and facts that decided them (:class:`Reason`), and the totals a finance analyst acts on.
 
 Money is exact ``Decimal`` throughout: expected amounts at the contract's precision (they are
-ledger lines), invoiced amounts as the invoice wrote them.
+ledger lines), invoiced amounts as the invoice wrote them. Every sum and difference is taken in
+:data:`~contractlang.lang.numbers.EXACT` (an invoice amount may have 38 digits; Python's
+default context rounds to 28), and ``abs`` and negation as ``copy_abs``/``copy_negate``, which
+never round.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from decimal import Decimal
 from typing import Literal
 
 from contractlang.evaluate.results import ContractResult, Evaluation
+from contractlang.lang.numbers import exact_difference, exact_sum
+from contractlang.trace.problems import Sources
 
 Status = Literal["matched", "over_billed", "under_billed", "missing", "unexpected"]
 STATUSES: tuple[Status, ...] = ("matched", "over_billed", "under_billed", "missing", "unexpected")
@@ -36,8 +41,8 @@ def status_of(expected: Decimal | None, invoiced: Decimal | None, tolerance: Dec
         return "missing"
     if expected is None:
         return "unexpected"
-    difference = invoiced - expected
-    if abs(difference) <= tolerance:
+    difference = exact_difference(invoiced, expected)
+    if difference.copy_abs() <= tolerance:
         return "matched"
     return "over_billed" if difference > 0 else "under_billed"
 
@@ -81,7 +86,8 @@ class Comparison:
 
     ``expected`` is None when the contract expects nothing, ``invoiced`` when nothing was
     invoiced; ``difference`` counts a None as 0. ``invoice_rows`` are the trace rows of the
-    invoice lines."""
+    invoice lines (over several files, numbered on from one to the next:
+    :attr:`Reconciliation.sources` says which file and row each is)."""
 
     run_id: str
     alloc_id: str | None
@@ -96,7 +102,7 @@ class Comparison:
 
     @property
     def difference(self) -> Decimal:
-        return (self.invoiced or ZERO) - (self.expected or ZERO)
+        return exact_difference(self.invoiced or ZERO, self.expected or ZERO)
 
     @property
     def term(self) -> str | None:
@@ -146,7 +152,7 @@ class ContractReconciliation:
         return self.contract.name
 
     def is_discrepancy(self, c: Comparison) -> bool:
-        return abs(c.difference) > self.tolerance
+        return c.difference.copy_abs() > self.tolerance
 
     @property
     def discrepancies(self) -> tuple[Comparison, ...]:
@@ -157,11 +163,11 @@ class ContractReconciliation:
         for s in STATUSES:
             lines = [c for c in self.lines if c.status == s]
             if s == "missing":
-                amount = sum((abs(c.expected or ZERO) for c in lines), ZERO)
+                amount = exact_sum((c.expected or ZERO).copy_abs() for c in lines)
             elif s == "unexpected":
-                amount = sum((abs(c.invoiced or ZERO) for c in lines), ZERO)
+                amount = exact_sum((c.invoiced or ZERO).copy_abs() for c in lines)
             else:
-                amount = sum((abs(c.difference) for c in lines), ZERO)
+                amount = exact_sum(c.difference.copy_abs() for c in lines)
             out[s] = StatusTotal(len(lines), amount)
         return out
 
@@ -179,18 +185,18 @@ class ContractReconciliation:
         off = [c.difference for c in lines if self.is_discrepancy(c)]
         return MonthTotal(
             month=month,
-            expected=sum((c.expected or ZERO for c in lines), ZERO),
-            invoiced=sum((c.invoiced or ZERO for c in lines), ZERO),
-            over_billed=sum((d for d in off if d > 0), ZERO),
-            under_billed=sum((-d for d in off if d < 0), ZERO),
+            expected=exact_sum(c.expected or ZERO for c in lines),
+            invoiced=exact_sum(c.invoiced or ZERO for c in lines),
+            over_billed=exact_sum(d for d in off if d > 0),
+            under_billed=exact_sum(d.copy_negate() for d in off if d < 0),
         )
 
     def credits(self) -> tuple[Decimal, Decimal]:
         """The credits the contract's own terms give (after caps) and the credits invoiced,
         both negative or zero."""
         lines = [c for c in self.lines if c.kind == "credit"]
-        due = sum((c.expected or ZERO for c in lines), ZERO)
-        given = sum((c.invoiced or ZERO for c in lines), ZERO)
+        due = exact_sum(c.expected or ZERO for c in lines)
+        given = exact_sum(c.invoiced or ZERO for c in lines)
         return due, given
 
     def claims(self) -> tuple[Decimal, Decimal]:
@@ -198,17 +204,34 @@ class ContractReconciliation:
         invoiced beyond what the terms give, and credits the terms give that the invoice does
         not (the credit owed by the contract's own terms); both ≥ 0."""
         over = [c for c in self.discrepancies if c.difference > 0]
-        charges = sum((c.difference for c in over if c.kind == "charge"), ZERO)
-        credits = sum((c.difference for c in over if c.kind == "credit"), ZERO)
+        charges = exact_sum(c.difference for c in over if c.kind == "charge")
+        credits = exact_sum(c.difference for c in over if c.kind == "credit")
         return charges, credits
 
     def largest(self, n: int = 5) -> tuple[Comparison, ...]:
         """The ``n`` largest discrepancies, by |difference| (then run, allocation, kind)."""
         ranked = sorted(
             self.discrepancies,
-            key=lambda c: (-abs(c.difference), c.run_id, c.alloc_id or "", c.kind),
+            key=lambda c: (
+                c.difference.copy_abs().copy_negate(),
+                c.run_id,
+                c.alloc_id or "",
+                c.kind,
+            ),
         )
         return tuple(ranked[:n])
+
+
+@dataclass(frozen=True, slots=True)
+class SetAside:
+    """The invoice lines of the runs a quarantine set aside (``--on-invalid quarantine``):
+    not reconciled, so counted here — how many, of how many runs, and their amount (the
+    lines whose amount could not be read are ``unreadable``, not in ``amount``)."""
+
+    runs: int
+    lines: int
+    amount: Decimal
+    unreadable: int = 0
 
 
 @dataclass(frozen=True)
@@ -219,8 +242,23 @@ class Reconciliation:
     evaluation: Evaluation
     invoice_lines: int
     tolerance: Decimal
+    #: the invoice lines left out with the runs a quarantine set aside, if there are any
+    set_aside: SetAside | None = None
+
+    @property
+    def sources(self) -> Sources:
+        """The trace's files: :attr:`Comparison.invoice_rows` are rows of them all, numbered
+        on from one file to the next (``sources.locate(row)`` gives the file and its row)."""
+        trace = self.evaluation.trace
+        return trace.sources or Sources.of(trace.source)
 
     @property
     def has_discrepancy(self) -> bool:
-        """Some difference exceeds the tolerance (the command exits 1)."""
+        """Some difference exceeds the tolerance."""
         return any(c.discrepancies for c in self.contracts)
+
+    @property
+    def checks_out(self) -> bool:
+        """No discrepancy beyond the tolerance, and every invoice line reconciled (none set
+        aside with a quarantined run): the command exits 0, else 1."""
+        return not self.has_discrepancy and self.set_aside is None

@@ -15,25 +15,35 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from contractlang.diagnostics import printable
 from contractlang.importers.result import FIRST_ROWS, ImportReport
+from contractlang.render.numbers import counted
 
 WIDTH = 80
 
 
 def _fit(text: str, width: int = WIDTH) -> str:
+    """One line of at most ``width`` columns; control characters from the file (an escape
+    sequence in a value) shown as ``\\x1b``, never obeyed by the terminal."""
+    text = printable(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _wrap(text: str, later: int) -> list[str]:
-    """``text`` in lines of at most 80 columns, continued ``later`` columns in."""
+    """``text`` in lines of at most 80 columns, continued ``later`` columns in; control
+    characters shown, as :func:`_fit` shows them."""
     return textwrap.wrap(
-        text, WIDTH, subsequent_indent=" " * later, break_on_hyphens=False, drop_whitespace=True
+        printable(text),
+        WIDTH,
+        subsequent_indent=" " * later,
+        break_on_hyphens=False,
+        drop_whitespace=True,
     )
 
 
 def rows(n: int) -> str:
     """``1 row``, ``2 rows``, ``1,000 rows``."""
-    return f"{n:,} row" + ("" if n == 1 else "s")
+    return counted(n, "row")
 
 
 def render_import(
@@ -41,11 +51,14 @@ def render_import(
 ) -> str:
     """The report, with the paths written (``out``, ``rejects``) when there are any."""
     r = report
-    whole = "every one mapped or rejected" if r.accounted else "NOT every row is accounted for"
+    if not r.accounted:
+        whole = "NOT every row is accounted for"
+    else:
+        whole = "every one mapped, rejected or blank" if r.blank else "every one mapped or rejected"
     lines = [_fit(f"imported `{r.source}` ({r.adapter})"), f"  {rows(r.rows_read)} read: {whole}"]
     for k, m in enumerate(r.mapped):
         head = "  mapped" if k == 0 else ""
-        lines.append(_fit(f"{head:<10}{m.rows:>7,}  {m.label}"))
+        lines.append(_fit(f"{head:<10}{m.rows:>7,}  {m.shown}"))
     if not r.mapped:
         lines.append(f"{'  mapped':<10}{0:>7}")
     n = len(r.rejects)
@@ -62,6 +75,12 @@ def render_import(
             lines.append(f"    … and {n - FIRST_ROWS:,} more")
     else:
         lines.append(f"{'  rejected':<10}{0:>7}")
+    if r.blank:
+        listed = ", ".join(str(row) for row in r.blank_rows)
+        rest = r.blank - len(r.blank_rows)
+        tail = f" and {rest:,} more" if rest else ""
+        word = "row" if r.blank == 1 else "rows"
+        lines.append(_fit(f"{'  blank':<10}{r.blank:>7,}  nothing on them: {word} {listed}{tail}"))
     if r.notes:
         lines.append("notes (rows imported with a caveat)")
         for note in r.notes:
@@ -82,16 +101,20 @@ def render_import(
         label = max(len(name) for name, _ in r.facts)
         for name, value in r.facts:
             lines.append(_fit(f"  {name:<{label}}  {value}".rstrip()))
-    shape = f"{r.events:,} events ({r.runs:,} runs, {r.allocations:,} allocations)"
+    shape = (
+        f"{counted(r.events, 'event')} ({counted(r.runs, 'run')}, "
+        f"{counted(r.allocations, 'allocation')})"
+    )
     if out is not None:
         lines.append(_fit(f"wrote {shape} to {out}"))
     else:
         lines.append(_fit(f"made {shape}"))
     if r.open_allocations:
+        verb = "is" if r.open_allocations == 1 else "are"
         lines.append(
             _fit(
-                f"{r.open_allocations:,} allocations are still running: read the trace with "
-                "`--open-at`"
+                f"{counted(r.open_allocations, 'allocation')} {verb} still running: read the "
+                "trace with `--open-at`"
             )
         )
     return "\n".join(lines) + "\n"

@@ -23,6 +23,15 @@ from contractlang.lang.numbers import (
 __all__ = ["duration_human"]  # kept here for the renderers; it lives in lang.numbers
 
 
+def counted(n: int, noun: str) -> str:
+    """A count and its noun, singular for one: ``1 event``, ``2 events``, ``1,000 runs``.
+
+    >>> counted(1, "invoice line"), counted(1000, "allocation")
+    ('1 invoice line', '1,000 allocations')
+    """
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def minor_to_str(minor: int, precision: int) -> str:
     """Minor units as a plain decimal string: ``12345, 2`` → ``"123.45"``."""
     return plain(scaled(minor, precision))

@@ -13,13 +13,21 @@ from typing import Any
 
 import polars as pl
 
+from contractlang.lang.numbers import exact_difference
 from contractlang.reconcile.model import (
     Comparison,
     ContractReconciliation,
     MonthTotal,
     Reconciliation,
 )
-from contractlang.render.reconcile_words import fact_text, money_text, reason_text
+from contractlang.render.reconcile_words import (
+    fact_text,
+    money_text,
+    reason_text,
+    rows_json,
+    rows_text,
+)
+from contractlang.trace.problems import Sources
 
 SCHEMA = "contractlang.reconcile/1"
 
@@ -30,11 +38,20 @@ def reconciliation_to_json(r: Reconciliation) -> dict[str, Any]:
         "schema": SCHEMA,
         "tolerance": money_text(r.tolerance, precision),
         "discrepancy": r.has_discrepancy,
+        "set_aside": None
+        if r.set_aside is None
+        else {
+            "runs": r.set_aside.runs,
+            "invoice_lines": r.set_aside.lines,
+            "amount": money_text(r.set_aside.amount, precision),
+            "unreadable_amounts": r.set_aside.unreadable,
+        },
         "trace": {
+            "files": len(r.sources.names),
             "events": r.evaluation.trace.summary.rows_read,
             "invoice_lines": r.invoice_lines,
         },
-        "contracts": [contract_to_json(c) for c in r.contracts],
+        "contracts": [contract_to_json(c, r.sources) for c in r.contracts],
     }
 
 
@@ -51,7 +68,7 @@ def _money(c: ContractReconciliation) -> Any:
     return money
 
 
-def contract_to_json(c: ContractReconciliation) -> dict[str, Any]:
+def contract_to_json(c: ContractReconciliation, sources: Sources) -> dict[str, Any]:
     money = _money(c)
     s = c.contract.settings
     total = c.total()
@@ -67,7 +84,7 @@ def contract_to_json(c: ContractReconciliation) -> dict[str, Any]:
         "totals": {
             "expected": money(total.expected),
             "invoiced": money(total.invoiced),
-            "difference": money(total.invoiced - total.expected),
+            "difference": money(exact_difference(total.invoiced, total.expected)),
             "over_billed": money(total.over_billed),
             "under_billed": money(total.under_billed),
             "charges_over_billed": money(charges),
@@ -76,7 +93,7 @@ def contract_to_json(c: ContractReconciliation) -> dict[str, Any]:
             "credits_invoiced": money(given),
         },
         "months": [_month(m, money) for m in c.months()],
-        "lines": [line_to_json(x, money) for x in c.lines],
+        "lines": [line_to_json(x, money, sources) for x in c.lines],
     }
 
 
@@ -106,7 +123,7 @@ def _flat(x: Comparison, money: Any) -> dict[str, Any]:
     }
 
 
-def line_to_json(x: Comparison, money: Any) -> dict[str, Any]:
+def line_to_json(x: Comparison, money: Any, sources: Sources) -> dict[str, Any]:
     return {
         **_flat(x, money),
         "basis": [
@@ -131,7 +148,7 @@ def line_to_json(x: Comparison, money: Any) -> dict[str, Any]:
             }
             for r in x.reasons
         ],
-        "invoice_rows": list(x.invoice_rows),
+        "invoice_rows": rows_json(x.invoice_rows, sources),
     }
 
 
@@ -164,7 +181,8 @@ def dispute_table(r: Reconciliation) -> pl.DataFrame:
                     "contract": c.name,
                     **_flat(x, money),
                     "reasons": " | ".join(reason_text(y) for y in x.reasons) or None,
-                    "invoice_rows": " ".join(str(n) for n in x.invoice_rows) or None,
+                    "invoice_rows": rows_text(x.invoice_rows, r.sources, most=len(x.invoice_rows))
+                    or None,
                 }
             )
     schema: dict[str, pl.DataType] = dict.fromkeys(DISPUTE_COLUMNS, pl.String())

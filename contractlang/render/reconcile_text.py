@@ -10,19 +10,26 @@ import textwrap
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 
+from contractlang.diagnostics import printable
+from contractlang.lang.numbers import exact_difference, exact_sum
 from contractlang.reconcile.model import (
     STATUSES,
     Comparison,
     ContractReconciliation,
     Reconciliation,
+    SetAside,
 )
+from contractlang.render.layout import words, wrap
+from contractlang.render.numbers import counted
 from contractlang.render.reconcile_words import (
     STATUS_WORDS,
     basis_text,
     money_text,
     reason_text,
+    rows_text,
     what,
 )
+from contractlang.trace.problems import Sources
 
 WIDTH = 80
 Money = Callable[[Decimal], str]
@@ -41,7 +48,7 @@ def render_contract(c: ContractReconciliation, r: Reconciliation) -> str:
 
     out = [
         _wrap(
-            f'reconcile "{c.name}": {r.invoice_lines:,} invoice lines, '
+            f'reconcile "{c.name}": {counted(r.invoice_lines, "invoice line")}, '
             f"tolerance {money_text(c.tolerance, p)} {cur}"
         ),
         "",
@@ -57,34 +64,47 @@ def render_contract(c: ContractReconciliation, r: Reconciliation) -> str:
     for status in STATUSES:
         t = summary[status]
         out.append(f"{status:<14}{t.count:>8,}{m(t.amount):>15}")
+    if r.set_aside is not None:
+        out += ["", *_set_aside(r.set_aside, m, cur)]
     largest = c.largest()
     out += ["", "largest discrepancies" if largest else "no discrepancy beyond the tolerance"]
     for n, x in enumerate(largest, start=1):
-        out += _discrepancy(n, x, m, cur)
+        out += _discrepancy(n, x, m, cur, r.sources)
     out += ["", *_dispute(c, m, cur)]
     return "\n".join(out) + "\n"
 
 
-def _discrepancy(n: int, x: Comparison, money: Money, cur: str) -> list[str]:
+def _set_aside(s: SetAside, money: Money, cur: str) -> list[str]:
+    """The invoice money a quarantine kept out of the comparison: the analyst must see it."""
+    amount = f"({money(s.amount)} {cur}" + (
+        f", {counted(s.unreadable, 'line')} with no readable amount)" if s.unreadable else ")"
+    )
+    chunks = [
+        *words(f"not reconciled: {counted(s.lines, 'invoice line')}"),
+        *words(amount),
+        *words(f"of {counted(s.runs, 'run')} set aside by"),
+        "`--on-invalid quarantine`;",
+        *words("fix the runs (the quarantine file says why) and reconcile again"),
+    ]
+    return wrap(chunks, WIDTH, indent=2)
+
+
+def _discrepancy(n: int, x: Comparison, money: Money, cur: str, sources: Sources) -> list[str]:
     direction = "over-billed" if x.difference > 0 else "under-billed"
-    head = f"{n}. {money(abs(x.difference))} {cur} {direction}: {what(x)}"
+    head = f"{n}. {money(x.difference.copy_abs())} {cur} {direction}: {what(x)}"
     if x.status in ("missing", "unexpected"):
         head += f" ({STATUS_WORDS[x.status]})"
     lines = [_wrap(head, "", "   ")]
     expected = "nothing" if x.expected is None else money(x.expected)
     invoiced = "nothing" if x.invoiced is None else money(x.invoiced)
     basis = f" by {basis_text(x)}" if x.basis else ""
-    rows = ""
-    if x.invoice_rows:
-        shown = ", ".join(str(k) for k in x.invoice_rows[:6])
-        more = len(x.invoice_rows) - 6
-        word = "row" if len(x.invoice_rows) == 1 else "rows"
-        rows = f" on trace {word} {shown}" + (f" and {more} more" if more > 0 else "")
+    rows = f" on {rows_text(x.invoice_rows, sources)}" if x.invoice_rows else ""
     lines.append(_wrap(f"expected {expected}{basis}; invoiced {invoiced}{rows}", "   ", "   "))
     for reason in x.reasons[:4]:
         lines.append(_wrap("- " + reason_text(reason), "   ", "     "))
     if len(x.reasons) > 4:
-        lines.append(f"   - and {len(x.reasons) - 4} more reasons (see --format json)")
+        rest = counted(len(x.reasons) - 4, "more reason")
+        lines.append(f"   - and {rest} (see --format json)")
     return lines
 
 
@@ -103,9 +123,9 @@ def _dispute(c: ContractReconciliation, money: Money, cur: str) -> list[str]:
             credits,
             _n(x for x in over if x.kind == "credit"),
         ),
-        ("to claim from the provider", charges + credits, ""),
+        ("to claim from the provider", exact_sum((charges, credits)), ""),
         ("under-billed (owed to the provider)", total.under_billed, _n(under)),
-        ("net difference (invoiced − owed)", total.invoiced - total.expected, ""),
+        ("net difference (invoiced − owed)", exact_difference(total.invoiced, total.expected), ""),
         ("credits the terms give, after caps", due, ""),
         ("credits on the invoice", given, ""),
     ]
@@ -122,8 +142,10 @@ def _n(lines: Iterable[Comparison]) -> str:
 
 
 def _wrap(text: str, indent: str = "", later: str | None = None) -> str:
+    """``text`` filled to 80 columns; control characters from the trace or the terms (an
+    escape sequence in a run id) shown as ``\\x1b``, never obeyed by the terminal."""
     return textwrap.fill(
-        text,
+        printable(text),
         WIDTH,
         initial_indent=indent,
         subsequent_indent=indent if later is None else later,

@@ -10,22 +10,26 @@ allocation 7001#2 excluded by "first hour" (line 14) because runtime < 1 hour: r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
-from decimal import Decimal
+from decimal import Decimal, Inexact
 from fractions import Fraction
 
-from contractlang.lang.numbers import micros, round_fraction
+from contractlang.lang.numbers import EXACT, micros, round_fraction
 from contractlang.reconcile.model import Comparison, FactValue, Reason
 from contractlang.render.numbers import duration_human
+from contractlang.trace.problems import Sources
 
 
 def money_text(d: Decimal, precision: int, *, grouped: bool = False) -> str:
     """An exact amount as text: at ``precision`` places when that is exact, else every digit
     it has (never rounded); with thousands separators when ``grouped``."""
-    q = Decimal(1).scaleb(-precision)
-    shown = d.quantize(q) if d == d.quantize(q) else d.normalize()
+    try:  # exact when only zeros go (an invoice's 38 digits are more than the default 28)
+        shown = d.quantize(Decimal(1).scaleb(-precision), context=EXACT)
+    except Inexact:
+        shown = d.normalize(EXACT)
     if shown == 0:
-        shown = abs(shown)  # no "-0.00"
+        shown = shown.copy_abs()  # no "-0.00"
     return f"{shown:,f}" if grouped else f"{shown:f}"
 
 
@@ -69,6 +73,35 @@ def what(c: Comparison) -> str:
     if c.alloc_id is not None:
         return f"charge of allocation {c.alloc_id} (run {c.run_id})"
     return f"charges of run {c.run_id} in {c.month}"
+
+
+def rows_text(rows: Sequence[int], sources: Sources, most: int = 6) -> str:
+    """Trace rows, each named by its own file: ``invoice.parquet row 8``, ``jobs.csv rows 2, 3;
+    invoice.parquet row 8``; past ``most`` rows, ``and N more``.
+
+    >>> rows_text([3, 12, 13], Sources(("jobs.csv", "invoice.csv"), (0, 10)))
+    'jobs.csv row 3; invoice.csv rows 2, 3'
+    """
+    by_file: dict[int, list[int]] = {}
+    for row in rows[:most]:
+        i, local = sources.position(row)
+        by_file.setdefault(i, []).append(local)
+    parts = [
+        f"{sources.names[i]} {'row' if len(local) == 1 else 'rows'} {', '.join(map(str, local))}"
+        for i, local in by_file.items()
+    ]
+    rest = len(rows) - most
+    return "; ".join(parts) + (f" and {rest:,} more" if rest > 0 else "")
+
+
+def rows_json(rows: Sequence[int], sources: Sources) -> list[dict[str, int]]:
+    """Trace rows as JSON: the file by its place among the trace files given (1 for the first:
+    JSON names no paths) and the row in it."""
+    out = []
+    for row in rows:
+        i, local = sources.position(row)
+        out.append({"file": i + 1, "row": local})
+    return out
 
 
 def basis_text(c: Comparison) -> str:

@@ -299,8 +299,22 @@ def extra_column(
     return Column(col)
 
 
+#: Rows whose values first rule out a type for a text column (the whole column is read only
+#: for the columns these rows leave open).
+_SAMPLE = 2_000
+
+
 def infer_text_columns(lf: pl.LazyFrame, names: Sequence[str]) -> dict[str, pl.DataType]:
-    """Types for text extras (CSV): whole numbers, decimals or booleans when every value is."""
+    """Types for text extras (CSV): whole numbers, decimals or booleans when every value is.
+    A column with a value in its first rows that is none of them is text, whatever follows:
+    only the others are read whole."""
+    if not names:
+        return {}
+    head = lf.head(_SAMPLE).select(
+        (~_typed(pl.col(n).str.strip_chars())).any().alias(n) for n in names
+    )
+    text = {n for n, is_text in head.collect().row(0, named=True).items() if is_text}
+    names = [n for n in names if n not in text]
     if not names:
         return {}
     exprs = []
@@ -326,3 +340,10 @@ def infer_text_columns(lf: pl.LazyFrame, names: Sequence[str]) -> dict[str, pl.D
         elif flags[f"{n}\0bool"]:
             out[n] = pl.Boolean()
     return out
+
+
+def _typed(v: pl.Expr) -> pl.Expr:
+    """Absent, or a value that could be a whole number, a decimal or a boolean (the int
+    pattern is a decimal's; whether it fits 64 bits is left to the full check)."""
+    present = v.is_not_null() & (v.str.len_bytes() > 0)
+    return ~present | v.str.contains(_PLAIN_DEC_RE) | v.str.to_lowercase().is_in(("true", "false"))

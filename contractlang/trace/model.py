@@ -10,6 +10,7 @@ from datetime import datetime
 import polars as pl
 
 from contractlang.diagnostics import Diagnostic
+from contractlang.trace.problems import Sources
 from contractlang.trace.schema import TraceSummary
 
 #: Marks a row with a value that could not be normalised (or a missing required value).
@@ -50,6 +51,13 @@ class Trace:
     digest: str | None = None
     #: whether ``events`` were let go once the facts were derived (it holds none of them)
     let_go: bool = False
+    #: the files the trace was read from, and where each one's rows begin in ``row``
+    sources: Sources | None = None
+
+    def locate(self, row: int) -> tuple[str, int]:
+        """The file a row of ``events`` came from, and its row there (data rows from 1): over
+        several files, ``row`` numbers them on from one file to the next."""
+        return (self.sources or Sources.of(self.source)).locate(row)
 
     def as_frame(self) -> pl.DataFrame:
         """The events as a trace in the design's schema, in file order: the loader's own

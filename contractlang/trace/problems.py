@@ -90,8 +90,14 @@ class Sources:
 
     def locate(self, row: int) -> tuple[str, int]:
         """The file and the row in it of a global row (``row`` 0: the first file, no row)."""
+        i, local = self.position(row)
+        return self.names[i], local
+
+    def position(self, row: int) -> tuple[int, int]:
+        """The index of the file a global row is in (0 for the first: two files may share a
+        name) and the row in it."""
         i = max(0, bisect.bisect_right(self.starts, row - 1) - 1)
-        return self.names[i], row - self.starts[i] if row > 0 else 0
+        return i, row - self.starts[i] if row > 0 else 0
 
 
 #: Marks a row number inside a message (:func:`row_ref`), filled in by :func:`collect`.

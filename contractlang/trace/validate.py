@@ -293,6 +293,7 @@ def finish(
         open_at=open_at,
         columns_read=normal.columns_read,
         index=index,
+        sources=sources,
     )
 
 

@@ -1,0 +1,487 @@
+"""FOCUS rows mapped to invoice lines column by column: every check a polars expression over all
+rows, Python only once per distinct value (a category's spelling, a time, a ``Tags`` object).
+
+A row is rejected for the first of these it fails, in this order (the order a row-by-row reading
+checks them): its field count (I010); ``BilledCost``, ``ChargeCategory``, ``ChargePeriodStart``
+present (I020); ``BilledCost`` an exact decimal (I021); ``ChargeCategory`` one of FOCUS's (I022);
+``ChargeClass`` null or ``Correction`` (I022); ``ChargePeriodStart`` a time (I015). The rows
+kept become one invoice line each, with their notes (I030–I041) and the report's figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import polars as pl
+
+from contractlang.diagnostics import NO_SPAN, did_you_mean, error
+from contractlang.errors import ContractlangError
+from contractlang.importers import focus_values as fv
+from contractlang.importers.columns import (
+    found,
+    notes,
+    per_value,
+    per_value_columns,
+    value_series,
+)
+from contractlang.importers.csv_table import FIELDS, ROW, Table, column
+from contractlang.importers.focus_columns import (
+    DECIMAL_KEPT,
+    ENUM_KEPT,
+    REQUIRED,
+    TEXT_KEPT,
+    UNATTRIBUTED,
+    RunKey,
+)
+from contractlang.importers.frame import MONEY, SOURCE_ROW, TRACE_DTYPES
+from contractlang.importers.localtime import parse_timestamp
+from contractlang.importers.result import Collector, Reject
+from contractlang.lang.frames import TIMESTAMP
+from contractlang.lang.numbers import EXACT
+from contractlang.trace.schema import COLUMNS, REQUIRED_COLUMNS
+from contractlang.trace.sums import exact_total, sum_parts
+
+#: The messages of the notes (each code's one message).
+MESSAGES = {
+    "I032": "times without an offset read as UTC, as FOCUS requires",
+    "I040": "values respelled as FOCUS spells them",
+    "I036": "values FOCUS does not list, kept as written",
+    "I039": "values that could not be read, left empty",
+    "I030": "`Tags` that are not a JSON object (the row has no run key)",
+}
+
+
+def map_rows(table: Table, index: dict[str, int], key: RunKey, c: Collector) -> pl.DataFrame:
+    """The invoice lines of ``table`` (the trace frame, ``source_row`` their rows); rejects,
+    notes, counts and figures go to ``c``."""
+    rows = _Rows(table, index, key, c)
+    return rows.run()
+
+
+def _utc(ts: datetime | None) -> tuple[datetime | None, bool]:
+    """A parsed time in UTC and whether it had no offset; None when it falls off the calendar
+    in UTC (year 10000)."""
+    if ts is None:
+        return None, False
+    if ts.tzinfo is None:
+        return ts.replace(tzinfo=UTC), True
+    try:
+        return ts.astimezone(UTC), False
+    except OverflowError:
+        return None, False
+
+
+def _time(text: str) -> tuple[datetime | None, bool, bool]:
+    """``(time in UTC, without an offset, readable)`` of a time's text."""
+    ts = parse_timestamp(text)
+    utc, naive = _utc(ts)
+    return utc, naive, ts is not None
+
+
+class _Rows:
+    def __init__(self, table: Table, index: dict[str, int], key: RunKey, c: Collector) -> None:
+        self.table, self.index, self.key, self.c = table, index, key, c
+        self.width = len(table.header)
+        self.found: list[pl.DataFrame] = []
+        self.messages = dict(MESSAGES)
+        self.messages["I031"] = f"no run key ({key.describe()}): run `{UNATTRIBUTED}`"
+        if key.tag is not None:
+            self.messages["I041"] = (
+                f"`Tags` that name `{key.tag}` twice, with different values (the row has no "
+                "run key)"
+            )
+        self.tag_keys: set[str] = set()
+        self.malformed = 0
+
+    # ----------------------------------------------------------------------- the columns
+
+    def run(self) -> pl.DataFrame:
+        t = self.table.frame
+        c = self.c
+        c.rows_read = t.height
+        blank = t.filter(pl.col(FIELDS) == 0).get_column(ROW)
+        if blank.len():
+            c.blanks(blank.len(), tuple(blank.head(5).to_list()))
+        f = t.filter(pl.col(FIELDS) != 0) if blank.len() else t
+        del t
+        self.table.frame = self.table.frame.clear()  # read column by column below, then freed
+        columns: list[pl.Series] = [f.get_column(ROW).rename("row"), f.get_column(FIELDS)]
+        for x, i in self.index.items():
+            text, written = value_series(f.drop_in_place(column(i)))
+            columns.append(text.rename(f"v:{x}"))
+            if x in REQUIRED:
+                columns.append(written.rename(f"written:{x}"))
+        del f
+        rejected, kept = self.checks(pl.DataFrame(columns))
+        del columns
+        self.reject(rejected)
+        del rejected
+        return self.lines(kept)
+
+    # ----------------------------------------------------------------------- the checks
+
+    def checks(self, f: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The rows rejected (``_code``, ``_reason``) and the rows kept, with their amount
+        (``_amount``, ``_exponent``), category, class and start; the first check a row fails
+        is its reason (``pl.coalesce`` over the checks in order)."""
+        v = {x: pl.col(f"v:{x}") for x in self.index}
+        checks: list[tuple[pl.Expr, str, pl.Expr]] = [
+            (
+                pl.col(FIELDS) != self.width,
+                "I010",
+                pl.format("has {} fields, the header {}", pl.col(FIELDS), pl.lit(self.width)),
+            )
+        ]
+        for x in REQUIRED:
+            shown = (
+                pl.when(pl.col(f"written:{x}")).then(pl.lit("`NULL`")).otherwise(pl.lit("empty"))
+            )
+            checks.append(
+                (
+                    v[x].is_null(),
+                    "I020",
+                    pl.format("`{}` is {}; FOCUS requires a value", pl.lit(x), shown),
+                )
+            )
+        billed = fv.exact_column(f.get_column("v:BilledCost"))
+        category = f.get_column("v:ChargeCategory")
+        f = f.with_columns(
+            _amount=billed.get_column("value"),
+            _exponent=billed.get_column("exponent"),
+            _amount_error=billed.get_column("error"),
+            _category=per_value(category, _canonical(fv.CHARGE_CATEGORIES)),
+            _category_hint=per_value(category, _category_hint),
+        )
+        checks += [
+            (
+                pl.col("_amount_error").is_not_null(),
+                "I021",
+                pl.concat_str(pl.lit("`BilledCost` "), pl.col("_amount_error")),
+            ),
+            (
+                pl.col("_category").is_null(),
+                "I022",
+                pl.format(
+                    "`ChargeCategory` `{}` is not a FOCUS category{}",
+                    v["ChargeCategory"],
+                    pl.col("_category_hint"),
+                ),
+            ),
+        ]
+        if "ChargeClass" in self.index:
+            charge_class = f.get_column("v:ChargeClass")
+            correction = per_value(charge_class, _canonical((fv.CORRECTION,)))
+            f = f.with_columns(
+                _class=charge_class.is_not_null(), _correction=correction.is_not_null()
+            )
+            checks.append(
+                (
+                    pl.col("_class") & ~pl.col("_correction"),
+                    "I022",
+                    pl.format("`ChargeClass` `{}` is not `Correction` or null", v["ChargeClass"]),
+                )
+            )
+        else:
+            f = f.with_columns(_class=pl.lit(False))
+        f = f.with_columns(self.times("ChargePeriodStart", f, "_start"))
+        checks.append(
+            (
+                pl.col("_start").is_null(),
+                "I015",
+                pl.format(
+                    "`ChargePeriodStart` `{}` is not an ISO 8601 time", v["ChargePeriodStart"]
+                ),
+            )
+        )
+        f = f.with_columns(
+            _code=pl.coalesce(pl.when(fails).then(pl.lit(code)) for fails, code, _ in checks),
+            _reason=pl.coalesce(pl.when(fails).then(reason) for fails, _, reason in checks),
+        )
+        failed = f.get_column("_code").is_not_null()
+        if not failed.any():
+            return f.clear(), f  # no copy of a clean file
+        return f.filter(failed), f.filter(~failed)
+
+    def times(self, field: str, f: pl.DataFrame, name: str) -> list[pl.Series]:
+        """A time column read once per distinct text: ``name`` (UTC), ``name:naive`` (it had
+        no offset), ``name:readable`` (it is a time, even if off the calendar in UTC)."""
+        schema = {name: TIMESTAMP, f"{name}:naive": pl.Boolean(), f"{name}:readable": pl.Boolean()}
+        read = per_value_columns(f.get_column(f"v:{field}"), _time, schema)
+        return [
+            read.get_column(c).fill_null(False) if c != name else read.get_column(c) for c in schema
+        ]
+
+    def reject(self, rejected: pl.DataFrame) -> None:
+        if rejected.height == 0:
+            return
+        rows = rejected.get_column("row").to_list()
+        texts = self.table.records(rows)
+        for row, code, reason in rejected.select("row", "_code", "_reason").iter_rows():
+            self.c.reject(Reject(row, code, reason, texts[row]))
+
+    # ----------------------------------------------------------------------- the lines
+
+    def note(self, f: pl.DataFrame, where: pl.Expr, code: str, order: int, detail: pl.Expr) -> None:
+        hits = f.filter(where)
+        if hits.height:
+            self.found.append(found(hits, code, order, detail))
+
+    def lines(self, k: pl.DataFrame) -> pl.DataFrame:
+        v = {x: pl.col(f"v:{x}") for x in self.index}
+        self.note(
+            k,
+            pl.col("_start:naive"),
+            "I032",
+            0,
+            pl.format("`ChargePeriodStart` {}", v["ChargePeriodStart"]),
+        )
+        self.note(
+            k,
+            v["ChargeCategory"] != pl.col("_category"),
+            "I040",
+            1,
+            pl.format("`ChargeCategory` `{}` → `{}`", v["ChargeCategory"], pl.col("_category")),
+        )
+        extra: dict[str, pl.Expr] = {}
+        for order, (x, (col, allowed)) in enumerate(ENUM_KEPT.items(), start=2):
+            if x not in self.index:
+                continue
+            spelled = f"_spelled:{x}"
+            k = k.with_columns(
+                per_value(k.get_column(f"v:{x}"), _canonical(allowed)).alias(spelled)
+            )
+            text = v[x]
+            self.note(
+                k,
+                text.is_not_null() & pl.col(spelled).is_null(),
+                "I036",
+                order,
+                pl.format("`{}` `{}`", pl.lit(x), text),
+            )
+            self.note(
+                k,
+                pl.col(spelled).is_not_null() & (text != pl.col(spelled)),
+                "I040",
+                order,
+                pl.format("`{}` `{}` → `{}`", pl.lit(x), text, pl.col(spelled)),
+            )
+            extra[col] = pl.coalesce(spelled, text)
+        for order, (x, col) in enumerate(DECIMAL_KEPT.items(), start=4):
+            if x not in self.index:
+                continue
+            read = fv.exact_column(k.get_column(f"v:{x}"))
+            k = k.with_columns(
+                read.get_column("value").alias(f"_dec:{x}"),
+                read.get_column("error").alias(f"_dec_error:{x}"),
+            )
+            self.note(
+                k,
+                pl.col(f"_dec_error:{x}").is_not_null(),
+                "I039",
+                order,
+                pl.format("`{}` {}", pl.lit(x), pl.col(f"_dec_error:{x}")),
+            )
+            extra[col] = pl.col(f"_dec:{x}")
+        for x, col in TEXT_KEPT.items():
+            if x in self.index:
+                extra[col] = v[x]
+        if "ChargePeriodEnd" in self.index:
+            k = k.with_columns(self.times("ChargePeriodEnd", k, "_end"))
+            end = v["ChargePeriodEnd"]
+            self.note(
+                k,
+                end.is_not_null() & ~pl.col("_end:readable"),
+                "I039",
+                8,
+                pl.format("`ChargePeriodEnd` `{}` is not an ISO 8601 time", end),
+            )
+            self.note(
+                k,
+                end.is_not_null() & pl.col("_end:readable") & pl.col("_end").is_null(),
+                "I039",
+                8,
+                pl.format("`ChargePeriodEnd` `{}` is out of range", end),
+            )
+        k = k.with_columns(_run=self.runs(k))
+        for n in notes(self.found, self.messages):
+            self.c.noted(n)
+        return self.events(k, extra)
+
+    def runs(self, k: pl.DataFrame) -> pl.Series:
+        """Each kept row's run, with the notes of the rows that have none; I002 when rows have
+        tags but none the key ``--run-from`` names (see :meth:`require_tag`)."""
+        if self.key.kind == "resource":
+            run = k.get_column("v:ResourceId")
+        else:
+            assert self.key.tag is not None
+            schema: dict[str, pl.DataType | None] = {
+                "_kind": pl.String(),
+                "_detail": pl.String(),
+                "_run": pl.String(),
+            }
+            read = per_value_columns(
+                k.get_column("v:Tags"), _tags(self.key.tag, self.tag_keys), schema
+            )
+            k = k.with_columns(read.get_column("_kind"), read.get_column("_detail"))
+            self.malformed = int((k.get_column("_kind") == "I030").sum())
+            self.note(k, pl.col("_kind") == "I030", "I030", 9, pl.col("_detail"))
+            self.note(k, pl.col("_kind") == "I041", "I041", 9, pl.col("_detail"))
+            run = read.get_column("_run")
+            self.require_tag(k.height)
+        k = k.with_columns(run.alias("_run"))
+        self.note(k, pl.col("_run").is_null(), "I031", 10, pl.lit(""))
+        return k.get_column("_run").fill_null(UNATTRIBUTED)
+
+    def require_tag(self, mapped: int) -> None:
+        """I002 when rows have tags but none the tag ``--run-from`` names, or no row has tags
+        at all: every line would go to ``unattributed``, which is a wrong key, not an
+        invoice. (Tags that are not JSON are reported row by row, I030: not fatal.)"""
+        if not mapped or self.key.tag in self.tag_keys:
+            return
+        if not self.tag_keys and self.malformed:
+            return
+        raise missing_tag(self.c.source, self.key.tag or "", self.tag_keys)
+
+    def events(self, k: pl.DataFrame, extra: dict[str, pl.Expr]) -> pl.DataFrame:
+        """The invoice lines as a trace frame (the columns and types row-by-row events had),
+        the report's counts and figures."""
+        event = (
+            pl.when((pl.col("_category") == "Credit") | (pl.col("_amount") < 0))
+            .then(pl.lit("credit"))
+            .otherwise(pl.lit("charge"))
+        )
+        k = k.with_columns(_event=event)
+        self.mapped(k)
+        self.facts(k)
+        trace = {
+            "run_id": pl.col("_run"),
+            "alloc_id": pl.lit(None, dtype=pl.String),
+            "ts": pl.col("_start"),
+            "source": pl.lit("invoice"),
+            "event": pl.col("_event"),
+            "gpus": pl.lit(None, dtype=pl.Int64),
+        }
+        used = {*REQUIRED_COLUMNS, *(["amount"] if k.height else [])}
+        trace["amount"] = pl.col("_amount")
+        extras: dict[str, pl.Expr] = {
+            "charge_category": pl.col("_category"),
+            "charge_class": pl.when(pl.col("_class")).then(pl.lit(fv.CORRECTION)),
+            "correction": pl.col("_class"),
+        }
+        types: dict[str, pl.DataType] = {
+            "charge_category": pl.String(),
+            "charge_class": pl.String(),
+            "correction": pl.Boolean(),
+        }
+        for x, (col, _) in ENUM_KEPT.items():
+            if x in self.index:
+                extras[col], types[col] = extra[col], pl.String()
+        for x, col in DECIMAL_KEPT.items():
+            if x in self.index:
+                extras[col], types[col] = extra[col], MONEY
+        for x, col in TEXT_KEPT.items():
+            if x in self.index:
+                extras[col], types[col] = extra[col], pl.String()
+        if "ChargePeriodEnd" in self.index:
+            extras["charge_period_end"], types["charge_period_end"] = pl.col("_end"), TIMESTAMP
+        extras[SOURCE_ROW], types[SOURCE_ROW] = pl.col("row"), pl.Int64()
+        names = [x for x in COLUMNS if x in used]
+        return k.select(
+            *(trace[x].cast(TRACE_DTYPES[x]).alias(x) for x in names),
+            *(e.cast(types[x]).alias(x) for x, e in extras.items()),
+        )
+
+    def mapped(self, k: pl.DataFrame) -> None:
+        """The lines by kind, in the order each kind first appears."""
+        counts = k.group_by("_event", maintain_order=True).len()
+        for event, n in counts.iter_rows():
+            self.c.mapped(f"{event} lines", n, one=f"{event} line")
+
+    def facts(self, k: pl.DataFrame) -> None:
+        """BilledCost sums by ChargeCategory, credits and corrections, for the report: exact,
+        at the most places any of their amounts is written with (as ``Decimal`` sums them)."""
+
+        def sums(frame: pl.DataFrame, by: str | None) -> dict[Any, tuple[int, str]]:
+            agg = [pl.len().alias("_n"), *sum_parts("_amount"), pl.col("_exponent").min()]
+            g = frame.group_by(by).agg(agg) if by else frame.select(agg)
+            out: dict[Any, tuple[int, str]] = {}
+            for row in g.iter_rows(named=True):
+                total = exact_total(row, "_amount")
+                exponent = min(0, row["_exponent"] or 0)
+                shown = total.quantize(Decimal(1).scaleb(exponent), context=EXACT)
+                out[row[by] if by else None] = (row["_n"], f"{shown:f}")
+            return out
+
+        by_category = sums(k, "_category")
+        for cat in fv.CHARGE_CATEGORIES:
+            if cat in by_category:
+                n, total = by_category[cat]
+                self.c.facts.append((f"BilledCost of {cat} ({_rows(n)})", total))
+        every = sums(k, None)[None][1] if k.height else "0"
+        self.c.facts.append(("BilledCost of every row mapped", every))
+        for label, where in (
+            ("credits", pl.col("_event") == "credit"),
+            ("corrections", pl.col("_class")),
+        ):
+            some = k.filter(where)
+            n, total = sums(some, None)[None] if some.height else (0, "0")
+            self.c.facts.append((f"{label} ({_rows(n)})", total))
+        lost = k.filter(pl.col("_run") == UNATTRIBUTED)
+        if lost.height:
+            self.c.facts.append((f"BilledCost of run `{UNATTRIBUTED}`", sums(lost, None)[None][1]))
+
+
+def missing_tag(name: str, tag: str, keys: set[str]) -> ContractlangError:
+    """I002 for a ``--run-from tag:KEY`` no row's tags hold: the closest key, or the keys seen."""
+    guess = did_you_mean(tag, keys)
+    seen = ", ".join(f"`{k}`" for k in sorted(keys)[:8])
+    more = f" and {len(keys) - 8:,} more" if len(keys) > 8 else ""
+    if guess:
+        hint = f"did you mean `{guess}`?"
+    elif keys:
+        hint = f"the rows' tags are {seen}{more}"
+    else:
+        hint = "no row has tags at all: try `--run-from resource`"
+    message = (
+        f"no row's `Tags` has the key `{tag}` (`--run-from tag:{tag}`): every line would have "
+        "no run"
+    )
+    return ContractlangError([error("I002", message, NO_SPAN, file=name, help=hint)])
+
+
+def _rows(n: int) -> str:
+    return f"{n:,} row" + ("" if n == 1 else "s")
+
+
+def _category_hint(text: str) -> str:
+    guess = did_you_mean(text, fv.CHARGE_CATEGORIES)
+    return f" (did you mean `{guess}`?)" if guess else ""
+
+
+def _canonical(allowed: tuple[str, ...]) -> Callable[[str], str | None]:
+    return lambda s: fv.canonical(s, allowed)
+
+
+_TagsRead = tuple[str | None, str | None, str | None]
+
+
+def _tags(tag: str, keys: set[str]) -> Callable[[str], _TagsRead]:
+    """``Tags`` text → (the note it earns: I030, I041 or None; the note's detail; the run);
+    the keys it holds are added to ``keys``."""
+
+    def read(text: str) -> _TagsRead:
+        try:
+            parsed = fv.tags(text)
+        except fv.NotTags as exc:
+            shown = text if len(text) <= 40 else text[:37] + "…"
+            return "I030", f"`{shown}`: {exc}", None
+        keys.update(parsed)
+        value = parsed.get(tag)
+        if isinstance(value, fv.Ambiguous):
+            return "I041", ", ".join(f"`{fv.tag_text(v)}`" for v in value), None
+        return None, None, fv.tag_text(value)
+
+    return read
