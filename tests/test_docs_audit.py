@@ -1,6 +1,7 @@
-"""The worked audit of docs/reconcile.md and the sacct example of docs/import.md are the real
+"""The worked audit of docs/reconcile.md and the examples of docs/import.md are the real
 output of the commands they show: each `$ contractlang …` command in them is run here, in a
-folder holding `examples/audit/`, and its output compared with the page, line for line."""
+folder holding `examples/audit/` (or, for the real data, `../shared/realdata`), and its output
+compared with the page, line for line (a line of `…` alone stands for the lines it abridges)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,54 @@ def test_the_sacct_example_of_the_import_page(folder: Path) -> None:
     result = run(*args)
     assert result.exit_code == 0
     assert result.stdout == shown
+
+
+REALDATA = ROOT.parent / "shared" / "realdata"
+
+
+def abridged_match(shown: str, printed: str) -> bool:
+    """Whether ``printed`` is ``shown`` where a line of ``…`` alone (indented) stands for one
+    or more lines indented at least as deep."""
+    want, got = shown.splitlines(), printed.splitlines()
+    i = 0
+    for k, line in enumerate(want):
+        if line.strip() == "…":
+            depth = len(line) - len(line.lstrip())
+            after = want[k + 1] if k + 1 < len(want) else None
+            start = i
+            while i < len(got) and got[i].startswith(" " * depth) and got[i] != after:
+                i += 1
+            if i == start:
+                return False
+            continue
+        if i >= len(got) or got[i] != line:
+            return False
+        i += 1
+    return i == len(got)
+
+
+def test_an_abridged_listing_matches_only_what_it_abridges() -> None:
+    shown = "a\n  b\n    …\n  c\n"
+    assert abridged_match(shown, "a\n  b\n    x\n    y\n  c\n")
+    assert not abridged_match(shown, "a\n  b\n  c\n")  # … stands for at least one line
+    assert not abridged_match(shown, "a\n  b\nz\n  c\n")  # and only for deeper ones
+    assert not abridged_match(shown, "a\n  b\n    x\n  d\n")
+
+
+@pytest.mark.skipif(not REALDATA.is_dir(), reason="../shared/realdata is not here")
+@pytest.mark.parametrize("kind", ["focus", "attempts"])
+def test_the_real_data_examples_of_the_import_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    # the page's commands read ../shared/realdata from the project's root: run them from a
+    # folder whose ../shared is the real one, so they print the same paths
+    (tmp_path / "shared").symlink_to(REALDATA.parent)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    steps = sessions((ROOT / "docs" / "import.md").read_text(encoding="utf-8"))
+    found = [(args, shown) for args, shown in steps if args[:2] == ["import", kind]]
+    assert len(found) == 1
+    args, shown = found[0]
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    assert abridged_match(shown, result.stdout), result.stdout
