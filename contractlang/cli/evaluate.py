@@ -18,6 +18,7 @@ from contractlang.cli.common import (
 )
 from contractlang.cli.files import Outputs
 from contractlang.cli.inputs import progress_status, split_terms_and_traces, usage_error
+from contractlang.cli.options import Format, Ledger, Runs
 from contractlang.cli.reading import (
     DEFAULT_CLOCK_SKEW,
     ClockSkew,
@@ -76,18 +77,9 @@ def register(app: typer.Typer) -> None:
                 "are read as one trace).",
             ),
         ],
-        fmt: Annotated[
-            OutputFormat,
-            typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
-        ] = OutputFormat.text,
-        ledger: Annotated[
-            Path | None,
-            typer.Option(metavar="PATH", help="Write the line items (.parquet or .csv)."),
-        ] = None,
-        runs: Annotated[
-            Path | None,
-            typer.Option(metavar="PATH", help="Write the per-run table (.parquet or .csv)."),
-        ] = None,
+        fmt: Format = OutputFormat.text,
+        ledger: Ledger = None,
+        runs: Runs = None,
         contract: Annotated[
             list[str] | None,
             typer.Option(metavar="NAME", help="Evaluate only this contract (repeatable)."),

@@ -14,6 +14,7 @@ from contractlang.cli.inputs import (
     split_terms_and_traces,
     usage_error,
 )
+from contractlang.cli.options import Format
 from contractlang.cli.reading import DEFAULT_CLOCK_SKEW, ClockSkew, OpenAt, reading
 from contractlang.compare.run import attribute_for_run
 from contractlang.errors import ExitCode
@@ -43,10 +44,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         open_at: OpenAt = None,
         clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
-        fmt: Annotated[
-            OutputFormat,
-            typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
-        ] = OutputFormat.text,
+        fmt: Format = OutputFormat.text,
         attribute: Annotated[
             bool,
             typer.Option(

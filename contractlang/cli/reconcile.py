@@ -25,6 +25,7 @@ from contractlang.cli.common import (
 )
 from contractlang.cli.files import Outputs
 from contractlang.cli.inputs import progress_status, split_terms_and_traces, usage_error
+from contractlang.cli.options import Format
 from contractlang.cli.reading import (
     DEFAULT_CLOCK_SKEW,
     ClockSkew,
@@ -77,10 +78,7 @@ def register(app: typer.Typer) -> None:
                 help="Differences up to this amount match (e.g. 0.05, or '0.05 USD').",
             ),
         ] = "0.00",
-        fmt: Annotated[
-            OutputFormat,
-            typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
-        ] = OutputFormat.text,
+        fmt: Format = OutputFormat.text,
         out_path: Annotated[
             Path | None,
             typer.Option(

@@ -19,6 +19,7 @@ from contractlang.cli.common import (
 )
 from contractlang.cli.files import TRACE_SUFFIXES, Outputs
 from contractlang.cli.inputs import progress_status, usage_error
+from contractlang.cli.options import Format, Ledger, Runs, TraceOut
 from contractlang.cli.report import Report, write_report
 from contractlang.cli.tables import write_table, write_trace_file
 from contractlang.errors import ExitCode
@@ -156,22 +157,10 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(metavar="DIR", help="Keep checkpoints and job output here (new folder)."),
         ] = None,
-        fmt: Annotated[
-            OutputFormat,
-            typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
-        ] = OutputFormat.text,
-        ledger: Annotated[
-            Path | None,
-            typer.Option(metavar="PATH", help="Write the line items (.parquet or .csv)."),
-        ] = None,
-        runs: Annotated[
-            Path | None,
-            typer.Option(metavar="PATH", help="Write the per-run table (.parquet or .csv)."),
-        ] = None,
-        trace_out: Annotated[
-            Path | None,
-            typer.Option(metavar="DIR", help="Write each draft's trace as DIR/<contract>.parquet."),
-        ] = None,
+        fmt: Format = OutputFormat.text,
+        ledger: Ledger = None,
+        runs: Runs = None,
+        trace_out: TraceOut = None,
         report: Report = None,
     ) -> None:
         """Interrupt a real job as a spot provider would, and bill what happened under each

@@ -22,6 +22,7 @@ from contractlang.cli.common import (
 )
 from contractlang.cli.files import Outputs
 from contractlang.cli.inputs import progress_status, usage_error
+from contractlang.cli.options import Format, Ledger, Runs, TraceOut
 from contractlang.cli.report import Report, write_report
 from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
@@ -122,26 +123,10 @@ def register(app: typer.Typer) -> None:
         workload: Annotated[
             Path, typer.Option("--workload", "-w", metavar="FILE", help="The workload file (TOML).")
         ],
-        fmt: Annotated[
-            OutputFormat,
-            typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
-        ] = OutputFormat.text,
-        ledger: Annotated[
-            Path | None,
-            typer.Option(
-                metavar="PATH", help="Write every contract's line items (.parquet, .csv)."
-            ),
-        ] = None,
-        runs: Annotated[
-            Path | None,
-            typer.Option(metavar="PATH", help="Write the per-run table (.parquet or .csv)."),
-        ] = None,
-        trace_out: Annotated[
-            Path | None,
-            typer.Option(
-                metavar="DIR", help="Keep each contract's trace as DIR/<contract>.parquet."
-            ),
-        ] = None,
+        fmt: Format = OutputFormat.text,
+        ledger: Ledger = None,
+        runs: Runs = None,
+        trace_out: TraceOut = None,
         contract: Annotated[
             list[str] | None,
             typer.Option(metavar="NAME", help="Simulate only this contract (repeatable)."),

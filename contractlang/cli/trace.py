@@ -24,6 +24,7 @@ from contractlang.cli.common import (
 )
 from contractlang.cli.files import TRACE_SUFFIXES, Outputs
 from contractlang.cli.inputs import parse_open_at, progress_status
+from contractlang.cli.options import Format
 from contractlang.cli.reading import (
     DEFAULT_CLOCK_SKEW,
     ClockSkew,
@@ -53,10 +54,6 @@ TraceArg = Annotated[
         show_default=False,
         metavar="TRACE...",
     ),
-]
-Format = Annotated[
-    OutputFormat,
-    typer.Option("--format", metavar="text|json", help="text for people, json for tools"),
 ]
 MaxProblems = Annotated[
     int, typer.Option("--max-problems", min=1, metavar="N", help="Show at most this many problems.")
