@@ -77,6 +77,8 @@ class Availability:
     name: str
     format: Format
     stretches: tuple[Stretch, ...]
+    #: a SkyPilot file's tick (``gap_seconds``) in µs; None for Bamboo, which has none
+    tick_us: int | None = None
 
     @property
     def span_us(self) -> int:
@@ -202,7 +204,7 @@ def parse_skypilot(text: str, name: str) -> Availability:
             stretches[-1] = Stretch(stretches[-1].start_us, (i + 1) * gap_us, v)
         else:
             stretches.append(Stretch(i * gap_us, (i + 1) * gap_us, v))
-    return Availability(name, "skypilot", tuple(stretches))
+    return Availability(name, "skypilot", tuple(stretches), gap_us)
 
 
 def _whole_micros(v: Any) -> int | None:

@@ -97,7 +97,7 @@ def test_an_abridged_listing_matches_only_what_it_abridges() -> None:
 
 
 @pytest.mark.skipif(not REALDATA.is_dir(), reason="../shared/realdata is not here")
-@pytest.mark.parametrize("kind", ["focus", "attempts"])
+@pytest.mark.parametrize("kind", ["focus", "attempts", "availability"])
 def test_the_real_data_examples_of_the_import_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:

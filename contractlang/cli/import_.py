@@ -1,8 +1,10 @@
-"""`contractlang import sacct|focus|attempts FILE`: users' data as a trace (docs/import.md).
+"""`contractlang import sacct|focus|attempts|availability FILE`: users' data as a trace
+(docs/import.md).
 
 contractlang import sacct jobs.txt --tz America/New_York --out jobs.parquet
 contractlang import focus invoice.csv --run-from tag:slurm_job --out invoice.parquet
 contractlang import attempts philly.json --tz UTC --out philly.parquet --rejects rejects.csv
+contractlang import availability us-east-1a_v100_1.json --start 2025-01-01T00:00Z --gpus 8
 
 Each writes the trace (`--out`: Parquet, or CSV/NDJSON by extension; by default the input's
 name with `.parquet`, never over an existing file) and prints the mapping report; rows it could
@@ -12,7 +14,9 @@ that cannot be imported, events that break a trace rule, a wrong flag), 3 intern
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated
 
@@ -25,8 +29,10 @@ from contractlang.cli.tables import write_table, write_trace_file
 from contractlang.diagnostics import NO_SPAN, did_you_mean, error
 from contractlang.errors import ContractlangError, ExitCode
 from contractlang.importers import RunKey, import_attempts, import_focus, import_sacct
+from contractlang.importers.availability import import_availability
 from contractlang.importers.localtime import read_zone
 from contractlang.importers.result import ImportReport, ImportResult, rejects_frame
+from contractlang.importers.sacct_fields import MAX_GPUS
 from contractlang.render.import_report import render_import
 from contractlang.trace.schema import CAPACITIES
 
@@ -72,7 +78,8 @@ CapacityOpt = Annotated[
 def register(app: typer.Typer) -> None:
     import_app = typer.Typer(
         name="import",
-        help="Import scheduler exports, billing exports and job attempt lists as traces.",
+        help="Import scheduler exports, billing exports, job attempt lists and spot "
+        "availability traces as traces.",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
@@ -152,7 +159,76 @@ def register(app: typer.Typer) -> None:
         cap = _capacity(capacity)
         _run(file, out_path, rejects, lambda: import_attempts(file, zone, capacity=cap))
 
+    @import_app.command("availability")
+    @guarded(fmt_param=None)
+    def availability_cmd(
+        file: FileArg,
+        start: Annotated[
+            str,
+            typer.Option(
+                "--start",
+                metavar="TIME",
+                help="The wall-clock time of the trace's tick 0 (ISO 8601 with an offset).",
+            ),
+        ],
+        out_path: OutOpt = None,
+        run_id: Annotated[
+            str | None,
+            typer.Option(metavar="ID", help="The run's id (default: the file's name)."),
+        ] = None,
+        gpus: Annotated[
+            int,
+            typer.Option(min=1, max=MAX_GPUS, metavar="N", help="GPUs per instance."),
+        ] = 1,
+        sku: Annotated[str | None, typer.Option(metavar="SKU", help="The instances' SKU.")] = None,
+        zone: Annotated[
+            str | None, typer.Option(metavar="ZONE", help="The instances' zone.")
+        ] = None,
+        capacity: Annotated[
+            str,
+            typer.Option(metavar="|".join(CAPACITIES), help="The allocations' capacity."),
+        ] = "spot",
+        price: Annotated[
+            str | None,
+            typer.Option(metavar="PRICE", help="A price per GPU-hour on every allocation."),
+        ] = None,
+    ) -> None:
+        """A spot availability trace (SkyPilot JSON or Bamboo add/remove CSV) as
+        allocations: each stretch of capacity an allocation, ended by a reclaim.
+
+        Exit codes: 0 written, 2 bad input, 3 internal error.
+        """
+        when = parse_open_at(start, "--start")
+        assert when is not None  # a required option
+        cap = _capacity(capacity)
+        cost = _price(price)
+        if run_id is not None and not run_id.strip():
+            raise usage_error("`--run-id` is empty")
+
+        def adapter() -> ImportResult:
+            return import_availability(
+                file, when, run_id=run_id, gpus=gpus, sku=sku, zone=zone, capacity=cap,
+                price=cost,
+            )  # fmt: skip
+
+        _run(file, out_path, None, adapter)
+
     app.add_typer(import_app, name="import")
+
+
+_PRICE = re.compile(r"[0-9]{1,20}(\.[0-9]{1,18})?")
+
+
+def _price(text: str | None) -> Decimal | None:
+    """``--price``: a plain decimal of ASCII digits, below 10^20, at most 18 places."""
+    if text is None:
+        return None
+    if _PRICE.fullmatch(text.strip()) is None or Decimal(text.strip()) >= Decimal(10) ** 20:
+        raise usage_error(
+            f"`--price {text}` is not a price per GPU-hour",
+            help="a decimal of at least 0 and below 10^20 with at most 18 places, e.g. 2.50",
+        )
+    return Decimal(text.strip())
 
 
 def _capacity(value: str | None) -> str | None:

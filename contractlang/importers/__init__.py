@@ -9,11 +9,13 @@ and the mapping report.
 - :func:`import_sacct`: Slurm ``sacct --parsable2 --duplicates`` output.
 - :func:`import_focus`: a FOCUS 1.0–1.2 billing export (CSV) as invoice lines.
 - :func:`import_attempts`: job attempt lists (JSON), as in the Philly trace.
+- :func:`import_availability`: a spot availability trace (SkyPilot JSON, Bamboo CSV).
 """
 
 from __future__ import annotations
 
 from contractlang.importers.attempts import import_attempts
+from contractlang.importers.availability import import_availability
 from contractlang.importers.focus import UNATTRIBUTED, RunKey, import_focus
 from contractlang.importers.result import ImportReport, ImportResult, Reject
 from contractlang.importers.sacct import import_sacct
@@ -25,6 +27,7 @@ __all__ = [
     "Reject",
     "RunKey",
     "import_attempts",
+    "import_availability",
     "import_focus",
     "import_sacct",
 ]

@@ -1,0 +1,148 @@
+"""``contractlang import availability``: a public spot availability trace (SkyPilot JSON or
+Bamboo add/remove CSV, :mod:`contractlang.availability`) as a trace of allocations.
+
+The file becomes one run (``--run-id``, by default the file's name without its extension).
+Capacity is counted in instances: instance slot *k* (1, 2, … up to the most instances the
+file ever has) is held whenever at least *k* instances are available, so each uninterrupted
+stretch with at least *k* instances is one allocation ``RUN:k#n`` (the *n*-th stretch of slot
+*k*) of ``--gpus`` GPUs, started at the stretch's start and ended by ``reclaimed`` when the
+count falls below *k* — or ``released`` when the stretch lasts to the end of the trace, which
+the provider did not end. ``--start`` is the wall-clock time of the trace's tick 0.
+
+A one-node SkyPilot file (0 or 1 per tick) gives one allocation per stretch of 1s; a 16-node
+file counts instances, and a drop from 16 to 12 reclaims slots 13–16 at once. Rows: a
+SkyPilot file's ticks (``data[i]`` is row *i* + 1) or a Bamboo file's lines; every one is
+mapped (it sets the count of its tick or time), or blank.
+
+>>> from datetime import UTC, datetime
+>>> from contractlang.availability import parse_availability
+>>> r = availability_trace(parse_availability(
+...     '{"metadata": {"gap_seconds": 60}, "data": [1, 2, 0, 1]}', "t.json"),
+...     datetime(2025, 1, 1, tzinfo=UTC), run_id="t", gpus=8)
+>>> for alloc, ts, event in r.select("alloc_id", "ts", "event").rows():
+...     print(alloc, ts.strftime("%H:%M"), event)
+t:1#1 00:00 started
+t:1#1 00:02 reclaimed
+t:1#2 00:03 started
+t:1#2 00:04 released
+t:2#1 00:01 started
+t:2#1 00:02 reclaimed
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import polars as pl
+
+from contractlang.availability import Availability, read_availability
+from contractlang.importers.frame import SOURCE_ROW, Events, validated
+from contractlang.importers.result import Collector, ImportResult
+from contractlang.importers.sacct_fields import MAX_GPUS
+from contractlang.lang.numbers import MICROS_PER_SECOND
+
+__all__ = ["availability_trace", "import_availability", "slot_stretches"]
+
+
+def import_availability(
+    path: str | Path,
+    start: datetime,
+    *,
+    run_id: str | None = None,
+    gpus: int = 1,
+    sku: str | None = None,
+    zone: str | None = None,
+    capacity: str | None = "spot",
+    price: Decimal | None = None,
+) -> ImportResult:
+    """Read an availability trace (``.json`` SkyPilot, ``.csv`` Bamboo) as allocations (see
+    the module docstring)."""
+    p = Path(path)
+    name = str(p)
+    a = read_availability(p)
+    run = run_id if run_id is not None else p.stem
+    frame = availability_trace(
+        a, start, run_id=run, gpus=gpus, sku=sku, zone=zone, capacity=capacity, price=price
+    )
+    trace = validated(frame, name, None)
+    c = Collector("availability", name)
+    if a.tick_us is not None:  # SkyPilot: a row per tick
+        ticks = a.span_us // a.tick_us
+        c.rows_read = ticks
+        c.mapped("ticks of capacity", ticks, one="tick of capacity")
+    else:
+        lines = p.read_text(encoding="utf-8").splitlines()
+        blank = [n for n, line in enumerate(lines, start=1) if not line.strip()]
+        c.rows_read = len(lines)
+        c.mapped("add/remove rows", len(lines) - len(blank), one="add/remove row")
+        c.blanks(len(blank), tuple(blank))
+    ends = frame.filter(pl.col("event") != "started").get_column("event")
+    c.facts += [
+        ("span of the trace", _hours(a.span_us)),
+        ("most instances at once", f"{a.peak:,}"),
+        ("allocations ended by a reclaim", f"{(ends == 'reclaimed').sum():,}"),
+        ("allocations held to the end (released)", f"{(ends == 'released').sum():,}"),
+        ("share of the time with an instance", f"{float(a.available_fraction(1)):.2%}"),
+    ]
+    allocations = int((frame.get_column("event") == "started").sum())
+    report = c.report(events=frame.height, runs=trace.summary.runs, allocations=allocations)
+    return ImportResult(frame, trace, report)
+
+
+def availability_trace(
+    a: Availability,
+    start: datetime,
+    *,
+    run_id: str,
+    gpus: int = 1,
+    sku: str | None = None,
+    zone: str | None = None,
+    capacity: str | None = "spot",
+    price: Decimal | None = None,
+) -> pl.DataFrame:
+    """The events of ``a``'s allocations, tick 0 at ``start``."""
+    if not 1 <= gpus <= MAX_GPUS:
+        raise ValueError(f"gpus must be between 1 and {MAX_GPUS:,}")
+    ev = Events({SOURCE_ROW: pl.Int64()})
+    numbered: dict[int, int] = {}
+    for slot, s, e in slot_stretches(a):
+        numbered[slot] = numbered.get(slot, 0) + 1
+        alloc = f"{run_id}:{slot}#{numbered[slot]}"
+        base = {"run_id": run_id, "alloc_id": alloc, "source": "scheduler"}
+        ev.add(
+            **base, ts=_at(start, s), event="started", gpus=gpus, sku=sku, zone=zone,
+            capacity=capacity, price=price, source_row=_row(a, s),
+        )  # fmt: skip
+        ended = "released" if e == a.span_us else "reclaimed"
+        ev.add(**base, ts=_at(start, e), event=ended, source_row=_row(a, e))
+    return ev.frame()
+
+
+def slot_stretches(a: Availability) -> list[tuple[int, int, int]]:
+    """Every ``(slot, start_us, end_us)``: the uninterrupted stretches in which at least
+    ``slot`` instances are available, slot by slot, each slot's in time order.
+
+    >>> from contractlang.availability import parse_availability
+    >>> a = parse_availability('{"metadata": {"gap_seconds": 1}, "data": [2, 1, 2]}', "t")
+    >>> [(k, s // 10**6, e // 10**6) for k, s, e in slot_stretches(a)]
+    [(1, 0, 3), (2, 0, 1), (2, 2, 3)]
+    """
+    return [(k, s, e) for k in range(1, a.peak + 1) for s, e in a.held(k)]
+
+
+def _row(a: Availability, us: int) -> int | None:
+    """The SkyPilot tick (a row, from 1) that begins at ``us`` (at the trace's end, its last
+    tick); None for Bamboo, whose rows the availability model does not keep."""
+    if a.tick_us is None:
+        return None
+    return min(us // a.tick_us + 1, a.span_us // a.tick_us)
+
+
+def _at(start: datetime, us: int) -> datetime:
+    return start + timedelta(microseconds=us)
+
+
+def _hours(us: int) -> str:
+    return f"{Decimal(us) / (3600 * MICROS_PER_SECOND):,.2f} h"
