@@ -97,3 +97,25 @@ def test_a_damaged_grammar_cache_is_rebuilt(tmp_path: Path) -> None:
     cache.write_bytes(b"\x00not a pickle")
     code, _ = modules_after(["check", "rulesets/northwind-negotiated.spot"], env)
     assert code == 0
+
+
+def test_parsing_pauses_the_garbage_collector_and_restores_it() -> None:
+    import gc  # noqa: PLC0415
+
+    from contractlang.pipeline.language import gc_paused, parse  # noqa: PLC0415
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():  # nested: still paused when the inner one ends
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    assert not parse("contract {").ok  # a syntax error returns from inside the pause
+    assert gc.isenabled()
+    gc.disable()  # a caller that paused it keeps it paused
+    try:
+        parse('contract "c" { currency USD rate 2 USD per gpu_hour }')
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
