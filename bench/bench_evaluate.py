@@ -683,9 +683,11 @@ def engine_evaluate(path: Path, contracts: int) -> Outcome:
     from contractlang.pipeline.language import terms_from_text  # noqa: PLC0415
 
     terms = terms_from_text(terms_text(contracts), "bench.spot")
-    # as the command line calls it: shards chosen automatically (one at this size), the
-    # events let go once the facts are derived
-    return engine_outcome(evaluate(terms, path, shards=None, ledger=False, keep_events=False))
+    # as the command line calls it without --format json: shards chosen automatically (one
+    # at this size), the events let go once the facts are derived, no trace digest (the JSON
+    # document's; bench_digest.py measures it)
+    result = evaluate(terms, path, shards=None, ledger=False, keep_events=False, digest=False)
+    return engine_outcome(result)
 
 
 def engine_phases(path: Path, contracts: int, phases: dict[str, list[float]]) -> Outcome:

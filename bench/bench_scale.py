@@ -68,6 +68,8 @@ def _engine(path: Path, shards: int | None, engine: str, out: Path, step: str) -
         shards=shards,
         engine=engine,
         ledger=False,
+        keep_events=False,  # as `evaluate --format json`: the digest taken, the events let go
+        digest=True,
         progress=progress,  # type: ignore[arg-type]
     )
     t1 = time.perf_counter()
