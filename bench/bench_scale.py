@@ -172,37 +172,15 @@ def spawn(step: str, trace: Path, out: Path, shards: str) -> dict[str, Any]:
     return json.loads((out / f"{step}.json").read_text())
 
 
-#: Runs per batch when generating a large trace (one batch's frame is about 2 GB).
-BATCH_RUNS = 100_000
-
-
 def make_large_trace(runs: int, seed: int, path: Path) -> None:
-    """A trace of ``runs`` runs from the project's generator, made in batches of
-    :data:`BATCH_RUNS` so that generating it never holds more than one batch: batch ``k`` has
-    seed ``seed + k``, starts 90 days after batch ``k − 1`` (so the file stays nearly in time
-    order, as logs are), and its ids are prefixed ``bKK-``; the batches are then streamed into
-    one Parquet file."""
+    """A trace of ``runs`` runs from the project's generator, made in batches as
+    ``contractlang trace generate`` makes it (:func:`~contractlang.trace.generate.
+    generate_batches`: never more than one batch held)."""
     # imported here, in the process that makes the trace (not a measured step)
-    from datetime import UTC, datetime, timedelta  # noqa: PLC0415
+    from contractlang.trace.generate import generate_batches, write_batches  # noqa: PLC0415
 
-    from contractlang.trace import generate_trace  # noqa: PLC0415
-
-    with tempfile.TemporaryDirectory(prefix="bench-scale-gen-", dir=path.parent) as tmp:
-        parts = []
-        for k, first in enumerate(range(0, runs, BATCH_RUNS)):
-            start = datetime(2025, 1, 1, tzinfo=UTC) + timedelta(days=90 * k)
-            batch = generate_trace(min(BATCH_RUNS, runs - first), seed=seed + k, start=start)
-            prefix = f"b{k:02d}-"
-            batch = batch.with_columns(
-                pl.concat_str(pl.lit(prefix), "run_id").alias("run_id"),
-                pl.concat_str(pl.lit(prefix), "alloc_id").alias("alloc_id"),
-            )
-            part = Path(tmp) / f"part-{k:03d}.parquet"
-            batch.write_parquet(part)
-            parts.append(part)
-            print(f"batch {k + 1}: {batch.height:,} events", file=sys.stderr, flush=True)
-            del batch
-        pl.scan_parquet(parts).sink_parquet(path)
+    events, _ = write_batches(generate_batches(runs, seed), path)
+    print(f"generated {events:,} events", file=sys.stderr, flush=True)
 
 
 def main() -> None:

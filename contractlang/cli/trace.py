@@ -8,9 +8,11 @@ contractlang trace generate --runs 200 --seed 1 --out examples/trace.parquet
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
+import polars as pl
 import typer
 
 from contractlang.cli.common import (
@@ -22,7 +24,7 @@ from contractlang.cli.common import (
     print_diagnostics,
     write_stdout,
 )
-from contractlang.cli.files import TRACE_SUFFIXES, Outputs
+from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_file
 from contractlang.cli.inputs import parse_open_at, progress_status
 from contractlang.cli.options import Format
 from contractlang.cli.reading import (
@@ -34,7 +36,7 @@ from contractlang.cli.reading import (
     reading,
     write_set_aside,
 )
-from contractlang.cli.tables import write_table, write_trace_file
+from contractlang.cli.tables import POLARS_FAILURES, write_table, write_trace_file
 from contractlang.errors import ContractlangError, ExitCode
 from contractlang.render.tables import csv_ready
 from contractlang.render.trace_summary import (
@@ -43,7 +45,8 @@ from contractlang.render.trace_summary import (
     summary_json,
     valid_total,
 )
-from contractlang.trace import derive_facts, generate_trace, load_trace, summarize
+from contractlang.trace import derive_facts, load_trace, summarize
+from contractlang.trace.generate import generate_batches, write_batches
 from contractlang.trace.model import Trace
 from contractlang.trace.schema import TraceSummary
 
@@ -172,15 +175,26 @@ def register(app: typer.Typer) -> None:
         """
         Outputs().add(out_path, "--out", TRACE_SUFFIXES)
         begin = parse_open_at(start, "--start")
+        counts: list[tuple[int, int]] = []
+        kind = out_path.suffix.lower()
         with progress_status() as step:
-            step(f"generating {runs:,} runs")
-            frame = generate_trace(runs, seed, start=begin)
-            step(f"writing {out_path}")
-            write_trace_file(frame, out_path)
-        allocations = frame.filter(frame["event"] == "started").height
+
+            def batches() -> Iterator[pl.DataFrame]:
+                done = 0
+                for batch in generate_batches(runs, seed, start=begin):
+                    done += batch.get_column("run_id").n_unique()
+                    step(f"generated {done:,} of {runs:,} runs")
+                    yield batch
+
+            step(f"generating {runs:,} runs into {out_path}")
+            write_file(
+                out_path,
+                lambda target: counts.append(write_batches(batches(), target, kind=kind)),
+                POLARS_FAILURES,
+            )
+        ((events, allocations),) = counts
         err.print(
-            f"wrote {frame.height:,} events ({runs:,} runs, {allocations:,} allocations) "
-            f"to {out_path}",
+            f"wrote {events:,} events ({runs:,} runs, {allocations:,} allocations) to {out_path}",
             markup=False,
         )
 

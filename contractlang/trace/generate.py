@@ -20,8 +20,9 @@ the same frame, and the same bytes when written with :func:`write_trace`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -88,6 +89,68 @@ def generate_trace(runs: int, seed: int, *, start: datetime | None = None) -> pl
     rng = np.random.Generator(np.random.PCG64(seed))
     g = _Gen(rng, runs, t0_us)
     return g.frame()
+
+
+#: :func:`generate_batches` makes more runs than this in batches of this many.
+BATCH_RUNS = 100_000
+#: Each batch starts this many days after the one before.
+BATCH_DAYS = 90
+
+
+def generate_batches(
+    runs: int, seed: int, *, start: datetime | None = None
+) -> Iterator[pl.DataFrame]:
+    """The trace of :func:`generate_trace` a batch at a time, so that no more than
+    :data:`BATCH_RUNS` runs are ever held: up to that many runs, one batch, the same frame as
+    ``generate_trace(runs, seed)``; more runs come in batches, batch ``k`` (from 0) drawn with
+    seed ``seed + k``, starting :data:`BATCH_DAYS` days after batch ``k − 1`` (the trace stays
+    nearly in time order, as logs are), its ids prefixed ``bKK-`` (``b00-``, ``b01-``, …).
+
+    >>> [f.height for f in generate_batches(3, seed=1)] == [generate_trace(3, seed=1).height]
+    True
+    """
+    if runs <= BATCH_RUNS:
+        yield generate_trace(runs, seed, start=start)
+        return
+    t0 = start or DEFAULT_START
+    for k, first in enumerate(range(0, runs, BATCH_RUNS)):
+        batch = generate_trace(
+            min(BATCH_RUNS, runs - first), seed + k, start=t0 + timedelta(days=BATCH_DAYS * k)
+        )
+        prefix = pl.lit(f"b{k:02d}-")
+        yield batch.with_columns(
+            pl.concat_str(prefix, "run_id").alias("run_id"),
+            pl.concat_str(prefix, "alloc_id").alias("alloc_id"),
+        )
+
+
+def write_batches(
+    batches: Iterable[pl.DataFrame], path: str | Path, *, kind: str | None = None
+) -> tuple[int, int]:
+    """Write the batches as one trace (as :func:`write_trace`: Parquet streamed from a part
+    per batch in a folder beside ``path``, CSV and NDJSON appended); the events and the
+    allocations written."""
+    p = Path(path)
+    ext = kind or p.suffix.lower()
+    events = allocations = 0
+    if ext not in (".parquet", ".pq", ".csv", ".ndjson", ".jsonl"):
+        raise ValueError(f"unknown trace extension `{ext}` (use .parquet, .csv or .ndjson)")
+    with tempfile.TemporaryDirectory(prefix=f".{p.name}.", dir=p.parent) as tmp:
+        parts: list[Path] = []
+        with p.open("wb") as out:
+            for k, batch in enumerate(batches):
+                events += batch.height
+                allocations += int((batch.get_column("event") == "started").sum())
+                if ext in (".parquet", ".pq"):
+                    parts.append(Path(tmp) / f"part-{k:05d}.parquet")
+                    batch.write_parquet(parts[-1], compression="zstd", statistics=True)
+                elif ext == ".csv":
+                    batch.write_csv(out, include_header=k == 0)
+                else:
+                    batch.write_ndjson(out)
+        if parts:
+            pl.scan_parquet(parts).sink_parquet(p, compression="zstd", statistics=True)
+    return events, allocations
 
 
 def write_trace(df: pl.DataFrame, path: str | Path, *, kind: str | None = None) -> None:
