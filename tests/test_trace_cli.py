@@ -11,7 +11,8 @@ from support.cli import no_traceback
 from support.cli import run as run_cli
 from typer.testing import Result
 
-from contractlang.cli import common, tables
+from contractlang.cli import common
+from contractlang.cli import trace as cli_trace
 from contractlang.lang.frames import ALLOCATION_SCHEMA, RUN_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,10 +168,10 @@ def test_out_under_a_regular_file_is_a_clean_error(tmp_path: Path, command: str)
 def test_generate_reports_a_failed_write_cleanly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def refuse(frame: pl.DataFrame, path: Path, kind: str | None = None) -> None:
+    def refuse(batches: object, path: Path, kind: str | None = None) -> None:
         raise OSError(f"Permission denied (os error 13): {path}")  # as polars raises it
 
-    monkeypatch.setattr(tables, "write_trace", refuse)
+    monkeypatch.setattr(cli_trace, "write_batches", refuse)
     out = tmp_path / "g.ndjson"
     result = run("generate", "--runs", "2", "--out", str(out))
     no_traceback(result)
