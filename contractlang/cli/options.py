@@ -2,8 +2,8 @@
 metavariable and help wherever it appears.
 
     >>> from contractlang.cli.options import Format, Ledger
-    >>> Format.__metadata__[0].param_decls, Ledger.__metadata__[0].metavar
-    (('--format',), 'PATH')
+    >>> Format.__metadata__[0].metavar, Ledger.__metadata__[0].metavar
+    ('text|json', 'PATH')
 """
 
 from __future__ import annotations
