@@ -38,10 +38,12 @@ from pathlib import Path
 import polars as pl
 
 from contractlang.availability import Availability, read_availability
+from contractlang.diagnostics import NO_SPAN, error
+from contractlang.errors import ContractlangError
 from contractlang.importers.frame import SOURCE_ROW, Events, validated
 from contractlang.importers.result import Collector, ImportResult
 from contractlang.importers.sacct_fields import MAX_GPUS
-from contractlang.lang.numbers import MICROS_PER_SECOND
+from contractlang.lang.numbers import MAX_TS, MICROS_PER_SECOND, MIN_TS
 
 __all__ = ["availability_trace", "import_availability", "slot_stretches"]
 
@@ -62,6 +64,7 @@ def import_availability(
     p = Path(path)
     name = str(p)
     a = read_availability(p)
+    _check_span(a, start, name)
     run = run_id if run_id is not None else p.stem
     frame = availability_trace(
         a, start, run_id=run, gpus=gpus, sku=sku, zone=zone, capacity=capacity, price=price
@@ -118,6 +121,27 @@ def availability_trace(
         ended = "released" if e == a.span_us else "reclaimed"
         ev.add(**base, ts=_at(start, e), event=ended, source_row=_row(a, e))
     return ev.frame()
+
+
+def _check_span(a: Availability, start: datetime, name: str) -> None:
+    """E609 unless the trace, placed at ``start``, lies within the times a trace may hold
+    (:data:`~contractlang.lang.numbers.MIN_TS` to ``MAX_TS``)."""
+    end = start + timedelta(microseconds=a.span_us) if start <= MAX_TS else start
+    if start >= MIN_TS and end <= MAX_TS:
+        return
+    raise ContractlangError(
+        [
+            error(
+                "E609",
+                f"placed at `--start {start.isoformat()}`, the trace's {_hours(a.span_us)} would "
+                f"fall outside the times a trace holds ({MIN_TS:%Y-%m-%d} to "
+                f"{MAX_TS - timedelta(days=1):%Y-%m-%d})",
+                NO_SPAN,
+                file=name,
+                help="give a `--start` within those years",
+            )
+        ]
+    )
 
 
 def slot_stretches(a: Availability) -> list[tuple[int, int, int]]:
