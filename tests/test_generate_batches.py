@@ -60,3 +60,14 @@ def test_batches_never_hold_more_than_one(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(gen, "BATCH_RUNS", 2)
     sizes = [b.get_column("run_id").n_unique() for b in generate_batches(5, seed=1)]
     assert sizes == [2, 2, 1]
+
+
+@pytest.mark.parametrize("start", ["2199-12-01T00:00Z", "1899-01-01T00:00Z"])
+def test_a_start_that_puts_events_out_of_range_writes_nothing(tmp_path: Path, start: str) -> None:
+    # a trace holds 1900-01-01 to 2199-12-31: a trace written beyond would fail every command
+    out = tmp_path / "t.parquet"
+    result = run("trace", "generate", "--runs", "2", "--start", start, "--out", out)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert "outside the times a trace holds (1900-01-01 to 2199-12-31)" in result.output
+    assert list(tmp_path.iterdir()) == []

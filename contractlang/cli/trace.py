@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -25,7 +26,7 @@ from contractlang.cli.common import (
     write_stdout,
 )
 from contractlang.cli.files import TRACE_SUFFIXES, Outputs, write_file
-from contractlang.cli.inputs import parse_open_at, progress_status
+from contractlang.cli.inputs import parse_open_at, progress_status, usage_error
 from contractlang.cli.options import Format
 from contractlang.cli.reading import (
     DEFAULT_CLOCK_SKEW,
@@ -38,6 +39,7 @@ from contractlang.cli.reading import (
 )
 from contractlang.cli.tables import POLARS_FAILURES, write_table, write_trace_file
 from contractlang.errors import ContractlangError, ExitCode
+from contractlang.lang.numbers import MAX_TS, MIN_TS
 from contractlang.render.tables import csv_ready
 from contractlang.render.trace_summary import (
     invalid_total,
@@ -182,6 +184,7 @@ def register(app: typer.Typer) -> None:
             def batches() -> Iterator[pl.DataFrame]:
                 done = 0
                 for batch in generate_batches(runs, seed, start=begin):
+                    _within_range(batch, start)
                     done += batch.get_column("run_id").n_unique()
                     step(f"generated {done:,} of {runs:,} runs")
                     yield batch
@@ -260,3 +263,20 @@ def _report(
     render_summary(summary, loaded.source, out, loaded.quarantine)
     for what, path in written.items():
         err.print(f"wrote the {what} to {path}", markup=False)
+
+
+def _within_range(batch: pl.DataFrame, start: str | None) -> None:
+    """E502 when ``--start`` puts generated events outside the times a trace may hold: the
+    trace would be written, and fail every command that reads it."""
+    if batch.height == 0:
+        return
+    first, last = batch.select(first=pl.col("ts").min(), last=pl.col("ts").max()).row(0)
+    if first >= MIN_TS and last < MAX_TS:
+        return
+    outside = first if first < MIN_TS else last
+    raise usage_error(
+        f"`--start {start}` puts generated events at {outside:%Y-%m-%d}, outside the times a "
+        f"trace holds ({MIN_TS:%Y-%m-%d} to {MAX_TS - timedelta(days=1):%Y-%m-%d})",
+        help="the runs of a generated trace span about 80 days from `--start` (90 more per "
+        "100,000 runs)",
+    )
