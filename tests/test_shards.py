@@ -338,3 +338,21 @@ def test_unpriced_allocations_are_named_as_one_evaluation_names_them(tmp_path: P
     for shards in ("2", "5"):
         sharded = run("evaluate", spot, trace, "--shards", shards)
         assert (sharded.exit_code, sharded.stderr) == (whole.exit_code, whole.stderr)
+
+
+def test_a_report_is_the_same_in_shards(tmp_path: Path) -> None:
+    # the report explains its most expensive runs from every column of their allocations:
+    # a sharded evaluation keeps them all when a report is asked for (it once kept only the
+    # ledger's, and the report failed with an internal error)
+    root = Path(__file__).resolve().parents[1]
+    terms = sorted((root / "rulesets").glob("*.spot"))
+    trace = root / "examples" / "trace.parquet"
+    reports = {}
+    for shards in ("1", "3"):
+        path = tmp_path / f"report-{shards}.md"
+        result = run("evaluate", *terms, trace, "--shards", shards, "--report", path)
+        no_traceback(result)
+        assert result.exit_code == 1, result.output  # the bundled drafts miss the FY27 budget
+        reports[shards] = path.read_bytes()
+    assert reports["3"] == reports["1"]
+    assert b"most expensive" in reports["1"].lower()

@@ -137,9 +137,10 @@ def register(app: typer.Typer) -> None:
                 shards=count,
                 engine=chosen,
                 ray_address=ray_address,
-                ledger=ledger is not None or report is not None,
+                ledger=ledger is not None,
                 keep_events=False,
                 digest=fmt is OutputFormat.json,
+                all_columns=report is not None,
                 **options.load_options(),
             )
             write_set_aside(result.trace, options)

@@ -69,10 +69,8 @@ def hours(gpu_us: pl.Expr, scale: int = HOUR_PLACES) -> pl.Expr:
 
 
 def ledger_columns(plan: AllocationPlan) -> list[str]:
-    """The allocation columns :func:`build_ledger` reads, for a contract's ``plan`` (and
-    ``replayed_time``, which the report's chart of lost GPU-time reads)."""
+    """The allocation columns :func:`build_ledger` reads, for a contract's ``plan``."""
     own = ["run_id", "alloc_id", "attempt", "end", "gpus", "runtime_us", "billable_us"]
-    own += ["replayed_time"]
     own += ["rate_index", "charge_minor", "excluded_by"]
     terms = [*plan.duration_exclusions, *plan.credits, *plan.caps]
     return [*own, *(t.column for t in terms)]

@@ -63,13 +63,15 @@ def evaluate(
     ledger: bool = True,
     keep_events: bool = True,
     digest: bool = True,
+    all_columns: bool = False,
 ) -> Evaluation:
     """Apply every contract in ``terms`` to ``trace`` and measure every budget.
 
     With ``shards`` other than 1 (None: :func:`~contractlang.pipeline.shards.auto_shards`
     decides from the trace's size and the machine's memory), or ``engine="ray"``, the trace
     is evaluated one shard of its runs at a time (:mod:`~contractlang.pipeline.shards`),
-    with the same results; without ``ledger`` a sharded evaluation keeps no allocations.
+    with the same results; without ``ledger`` a sharded evaluation keeps no allocations, and
+    with ``all_columns`` every column of them (what a report reads), not only the ledger's.
     Without ``keep_events`` (and always when sharded) the evaluation's trace holds no events:
     they are let go once the facts are derived, and ``digest`` takes the trace's digest
     (:mod:`~contractlang.trace.digest`, for the JSON document) before they go; without it,
@@ -104,6 +106,7 @@ def evaluate(
                 ledger=ledger,
                 runner=runner,
                 digest=digest,
+                all_columns=all_columns,
             )
     t, tr, facts = load_inputs(
         t, trace, open_at=open_at, clock_skew=clock_skew, quarantine=quarantine, progress=step

@@ -91,6 +91,8 @@ class ShardTask:
     check_only: bool = False
     #: take each run's digest (:func:`~contractlang.trace.digest.run_lines`)
     digest: bool = False
+    #: keep every allocation column (a report explains runs from them), not the ledger's alone
+    all_columns: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,19 +158,26 @@ def run_shard(task: ShardTask) -> ShardResult:
             return ShardResult(loaded, tuple(parts), (k, BILLING, exc), schema, digests)
         unpriced = unpriced_allocations(billed.wide)
         if unpriced.height:  # E401, raised by the global step, which sees every shard's
-            parts.append(_part(billed, unpriced, billed.wide.head(0), task.ledger))
+            parts.append(_part(billed, unpriced, billed.wide.head(0), task))
             continue
         try:
             sums = run_money(billed, runs)
         except ContractlangError as exc:
             return ShardResult(loaded, tuple(parts), (k, SUMMING, exc), schema, digests)
-        parts.append(_part(billed, unpriced, sums, task.ledger))
+        parts.append(_part(billed, unpriced, sums, task))
     return ShardResult(loaded, tuple(parts), None, schema, digests)
 
 
-def _part(billed: Billed, unpriced: pl.DataFrame, sums: pl.DataFrame, ledger: bool) -> ContractPart:
+def _part(
+    billed: Billed, unpriced: pl.DataFrame, sums: pl.DataFrame, task: ShardTask
+) -> ContractPart:
     wide = billed.wide
-    kept = wide.select(ledger_columns(billed.plan)) if ledger else wide.head(0).select("run_id")
+    if task.all_columns:
+        kept = wide
+    elif task.ledger:
+        kept = wide.select(ledger_columns(billed.plan))
+    else:
+        kept = wide.head(0).select("run_id")
     return ContractPart(
         plan=billed.plan,
         sums=sums,
@@ -258,12 +267,14 @@ def evaluate_sharded(
     runner: Runner = run_here,
     files: TraceFiles | None = None,
     digest: bool = True,
+    all_columns: bool = False,
 ) -> Evaluation:
     """Evaluate ``terms`` over ``trace`` in ``shards`` shards of runs (:func:`auto_shards`
     when None), each by ``runner``: the same :class:`Evaluation` as
     :func:`~contractlang.pipeline.evaluation.evaluate`, but that its trace holds no events
-    and, without ``ledger``, its contracts no allocations; with ``digest`` it carries the
-    trace's digest, taken a run at a time in the shards."""
+    and, without ``ledger``, its contracts no allocations (with ``all_columns``, every column
+    of every allocation, as a report reads them); with ``digest`` it carries the trace's
+    digest, taken a run at a time in the shards."""
     step = progress or (lambda _msg: None)
     check_chosen(terms, contracts)
     step("reading the trace's runs")
@@ -271,7 +282,10 @@ def evaluate_sharded(
     n = shards if shards is not None else auto_shards(found.rows)
     plan = deal(found, n)
     names = tuple(c.name for c in terms.contracts if contracts is None or c.name in contracts)
-    tasks = [ShardTask(plan, s, terms, names, options, ledger, digest=digest) for s in plan.shards]
+    tasks = [
+        ShardTask(plan, s, terms, names, options, ledger, False, digest, all_columns)
+        for s in plan.shards
+    ]
     results: dict[int, ShardResult] = {}
 
     def done(result: ShardResult) -> None:
@@ -287,7 +301,10 @@ def evaluate_sharded(
             break
         members = {s.index for m in merged for s in (t.shard for t in tasks) if _within(s, m)}
         tasks = [t for t in tasks if t.shard.index not in members]
-        redo = [ShardTask(plan, m, terms, names, options, ledger, digest=digest) for m in merged]
+        redo = [
+            ShardTask(plan, m, terms, names, options, ledger, False, digest, all_columns)
+            for m in merged
+        ]
         for index in members:
             del results[index]
         runner(redo, done)
