@@ -16,6 +16,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from support.cli import no_traceback, run
 from support.compared import example_trace, rulesets_attributed
+from support.events import frame, released, started
 
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import terms_from_text as load_terms_text
@@ -171,3 +172,16 @@ def test_explain_attributes_each_clause_to_one_run() -> None:
         "explain", northwind, EXAMPLE, "--run", "run-000003", "--attribute", "--format", "json"
     )
     assert bad.exit_code == 2
+
+
+def test_one_of_each_is_said_in_the_singular(tmp_path: Path) -> None:
+    trace = tmp_path / "one.parquet"
+    frame([started("r1", "a1", 0, gpus=8), released("r1", "a1", 60)]).write_parquet(trace)
+    spot = tmp_path / "c.spot"
+    spot.write_text('contract "c" { currency USD rate 2 USD per gpu_hour }\n')
+    evaluated = run("evaluate", spot, trace)
+    assert evaluated.exit_code == 0, evaluated.output
+    assert "1 contract over 1 run, 1 allocation," in evaluated.stdout
+    compared = run("compare", spot, trace)
+    assert compared.exit_code == 0, compared.output
+    assert "1 draft over 1 run, 1 allocation," in compared.stdout

@@ -22,7 +22,7 @@ from contractlang.diagnostics import printable
 from contractlang.evaluate.results import DisplayUnit
 from contractlang.lang.numbers import MICROS_PER_HOUR, round_fraction
 from contractlang.render.layout import words, wrap
-from contractlang.render.numbers import money
+from contractlang.render.numbers import counted, money
 from contractlang.render.uncertainty import plus_minus
 from contractlang.simulate.results import (
     Interval,
@@ -73,7 +73,7 @@ def describe_workload(sim: Simulation, width: int = 80) -> list[str]:
     resamples = sim.contracts[0].monte_carlo.resamples if sim.contracts else 0
     first, *process = _process(sim)
     said = [
-        [*words(f"simulated {w.runs:,} runs (seed {w.seed}) of a {w.gpus:,}-GPU"),
+        [*words(f"simulated {counted(w.runs, 'run')} (seed {w.seed}) of a {w.gpus:,}-GPU"),
          printable(w.sku), "job"],
         ["  " + f"{w.total_steps:,}", "steps", f"({round_fraction(hours, 1)} h", "of",
          "training),", *words(f"a checkpoint every {w.checkpoint_every_steps:,} steps")],

@@ -13,7 +13,13 @@ from rich.text import Text
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import ContractResult, DisplayUnit, Evaluation, RequirementResult
 from contractlang.render.layout import Figure, lay_out, words, wrap
-from contractlang.render.numbers import duration_human, gpu_hours_human, measure_human, money
+from contractlang.render.numbers import (
+    counted,
+    duration_human,
+    gpu_hours_human,
+    measure_human,
+    money,
+)
 from contractlang.render.trace_summary import set_aside
 
 
@@ -166,7 +172,8 @@ def render_summary(result: Evaluation, console: Console, hints: bool = True) -> 
     s = result.trace.summary
     n = len(result.contracts)
     head = words(
-        f"{n} contract{'' if n == 1 else 's'} over {s.runs:,} runs, {s.allocations:,} allocations"
+        f"{counted(n, 'contract')} over {counted(s.runs, 'run')}, "
+        f"{counted(s.allocations, 'allocation')}"
     )
     if s.first_ts is not None and s.last_ts is not None:
         head[-1] += ","

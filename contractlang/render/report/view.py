@@ -29,7 +29,7 @@ from contractlang.render.compare_words import (
     verdict_chunks,
 )
 from contractlang.render.explain import explain_run
-from contractlang.render.numbers import duration_human, gpu_hours_human, measure_human
+from contractlang.render.numbers import counted, duration_human, gpu_hours_human, measure_human
 from contractlang.version import __version__
 
 Escape = Callable[[str], str]
@@ -118,7 +118,10 @@ def build_view(cmp: Comparison, text: Escape) -> ReportView:
         else "no events"
     )
     about = [
-        t(f"Trace: {s.runs:,} runs, {s.allocations:,} allocations, {s.rows_read:,} events,")
+        t(
+            f"Trace: {counted(s.runs, 'run')}, {counted(s.allocations, 'allocation')}, "
+            f"{counted(s.rows_read, 'event')},"
+        )
         + t(f" {span}."),
         t(
             f"Ranked by budget “{cmp.ranking}”"
