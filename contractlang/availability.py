@@ -57,6 +57,8 @@ EVENTS = ("add", "remove")
 #: A simulation replays it from any offset, so every time it yields stays far inside 64 bits.
 MAX_SPAN_DAYS = 3650
 MAX_SPAN_US = MAX_SPAN_DAYS * 86_400 * MICROS_PER_SECOND
+#: The most instances a trace may count at once (public traces count at most a few dozen).
+MAX_INSTANCES = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,9 @@ class Availability:
     stretches: tuple[Stretch, ...]
     #: a SkyPilot file's tick (``gap_seconds``) in µs; None for Bamboo, which has none
     tick_us: int | None = None
+    #: the instances left after the trace's last row (Bamboo: its last time's rows can take
+    #: nodes away as the trace ends); None when that is the last stretch's count
+    final_count: int | None = None
 
     @property
     def span_us(self) -> int:
@@ -198,6 +203,15 @@ def parse_skypilot(text: str, name: str) -> Availability:
                 where("data", i),
                 src,
             )
+        if v > MAX_INSTANCES:
+            raise _fail(
+                "E609",
+                f"`data[{i}]` counts {v:,} instances, more than the {MAX_INSTANCES:,} a trace "
+                "may count at once",
+                name,
+                where("data", i),
+                src,
+            )
     stretches: list[Stretch] = []
     for i, v in enumerate(data):
         if stretches and stretches[-1].count == v:
@@ -208,10 +222,17 @@ def parse_skypilot(text: str, name: str) -> Availability:
 
 
 def _whole_micros(v: Any) -> int | None:
+    """``v`` seconds as whole microseconds; None when it is not a number, not whole in
+    microseconds, or beyond any span (``1e999999999``)."""
     if isinstance(v, bool) or not isinstance(v, (int, Decimal)):
         return None
-    us = Decimal(v) * MICROS_PER_SECOND
-    return int(us) if us == us.to_integral_value() else None
+    try:
+        if not Decimal(v).is_finite() or abs(Decimal(v)) > MAX_SPAN_US:
+            return None
+        us = Decimal(v) * MICROS_PER_SECOND
+        return int(us) if us == us.to_integral_value() else None
+    except ArithmeticError:  # decimal.Overflow and InvalidOperation among them
+        return None
 
 
 def _show(v: Any) -> str:
@@ -339,6 +360,15 @@ def parse_bamboo(text: str, name: str) -> Availability:
             raise _fail("E609", f"node `{node}` is removed but is not present", name, at(2), src)
         if event == "add":
             present[node] = number
+            if len(present) > MAX_INSTANCES:
+                raise _fail(
+                    "E609",
+                    f"{len(present):,} nodes at once, more than the {MAX_INSTANCES:,} a trace "
+                    "may count",
+                    name,
+                    at(2),
+                    src,
+                )
         else:
             del present[node]
         us = ms * 1000
@@ -360,7 +390,7 @@ def parse_bamboo(text: str, name: str) -> Availability:
             stretches[-1] = Stretch(stretches[-1].start_us, t_next, count)
         else:
             stretches.append(Stretch(t, t_next, count))
-    return Availability(name, "bamboo", tuple(stretches))
+    return Availability(name, "bamboo", tuple(stretches), final_count=changes[-1][1])
 
 
 def _fail(

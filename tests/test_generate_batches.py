@@ -62,7 +62,9 @@ def test_batches_never_hold_more_than_one(monkeypatch: pytest.MonkeyPatch) -> No
     assert sizes == [2, 2, 1]
 
 
-@pytest.mark.parametrize("start", ["2199-12-01T00:00Z", "1899-01-01T00:00Z"])
+@pytest.mark.parametrize(
+    "start", ["2199-12-01T00:00Z", "1899-01-01T00:00Z", "9999-12-01T00:00Z", "0001-01-01T00:00Z"]
+)
 def test_a_start_that_puts_events_out_of_range_writes_nothing(tmp_path: Path, start: str) -> None:
     # a trace holds 1900-01-01 to 2199-12-31: a trace written beyond would fail every command
     out = tmp_path / "t.parquet"
@@ -71,3 +73,9 @@ def test_a_start_that_puts_events_out_of_range_writes_nothing(tmp_path: Path, st
     assert result.exit_code == 2, result.output
     assert "outside the times a trace holds (1900-01-01 to 2199-12-31)" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_one_run_is_said_in_the_singular(tmp_path: Path) -> None:
+    result = run("trace", "generate", "--runs", "1", "--seed", "3", "--out", tmp_path / "o.csv")
+    assert result.exit_code == 0, result.output
+    assert " (1 run, " in result.output

@@ -74,10 +74,22 @@ def test_a_skypilot_file_gives_one_allocation_per_stretch_of_each_instance_slot(
     assert facts.summary.allocations == 5
 
 
+def test_a_node_removed_at_the_last_row_is_reclaimed(tmp_path: Path) -> None:
+    # the trace ends at 5 s, with the remove of n1: n1's allocation was taken back (reclaimed),
+    # n2's lasts to the end (released)
+    src = tmp_path / "end.csv"
+    src.write_text("0,add,n1\n0,add,n2\n5000,remove,n1\n")
+    result = import_availability(src, START, run_id="end")
+    assert [(a, how) for a, _, _, how in allocations(result.events)] == [
+        ("end:1#1", "released"),
+        ("end:2#1", "reclaimed"),
+    ]
+
+
 def test_a_bamboo_file_counts_nodes_and_ends_at_its_last_row(tmp_path: Path) -> None:
     # 0 s: a, b join (2); 60 s: a leaves (1); 120 s: c joins (2); 180 s: b and c leave (0);
     # 240 s: d joins (1); 300 s: d leaves — the last row ends the trace at 5 minutes
-    #   slot 1: 0–3 min (reclaimed), 4–5 min (ends at the end: released)
+    #   slot 1: 0–3 min (reclaimed), 4–5 min (d is removed by the last row: reclaimed too)
     #   slot 2: 0–1 min (reclaimed), 2–3 min (reclaimed)
     src = tmp_path / "p3.csv"
     src.write_text(
@@ -87,7 +99,7 @@ def test_a_bamboo_file_counts_nodes_and_ends_at_its_last_row(tmp_path: Path) -> 
     result = import_availability(src, START, run_id="bamboo")
     assert allocations(result.events) == [
         ("bamboo:1#1", 0, 3, "reclaimed"),
-        ("bamboo:1#2", 4, 5, "released"),
+        ("bamboo:1#2", 4, 5, "reclaimed"),
         ("bamboo:2#1", 0, 1, "reclaimed"),
         ("bamboo:2#2", 2, 3, "reclaimed"),
     ]
@@ -181,6 +193,7 @@ def test_the_command_writes_the_trace_and_reports(tmp_path: Path) -> None:
         (["--start", "2025-03-01T00:00Z", "--price", "-1"], "is not a price per GPU-hour"),
         (["--start", "2025-03-01T00:00Z", "--price", "٣"], "is not a price per GPU-hour"),
         (["--start", "2025-03-01T00:00Z", "--gpus", "0"], "--gpus"),
+        (["--start", "2025-03-01T00:00Z", "--gpus", "20000000"], "--gpus"),  # over 10,000,000
         (["--start", "2025-03-01T00:00Z", "--capacity", "spott"], "did you mean `spot`?"),
         (["--start", "2025-03-01T00:00Z", "--run-id", " "], "`--run-id` is empty"),
         # the trace, a minute long, placed where a trace cannot lie (1900-01-01 to 2199-12-31)
@@ -203,6 +216,17 @@ def test_bad_flags_are_exit_2(tmp_path: Path, flags: list[str], said: str) -> No
     ("name", "text", "said"),
     [
         ("t.json", '{"metadata": {"gap_seconds": 60}, "data": [1, -1]}', "E609"),
+        # more instances than a trace may count, a tick beyond any span: never a memory or
+        # decimal error (exit 3)
+        ("t.json", '{"metadata": {"gap_seconds": 60}, "data": [1000000000000000000000]}', "E609"),
+        ("t.json", '{"metadata": {"gap_seconds": 1e999999999}, "data": [1]}', "E609"),
+        # 101 rises of 100,000 instances each: 10,100,000 allocations, more than one import makes
+        (
+            "t.json",
+            '{"metadata": {"gap_seconds": 60}, "data": [' + ", ".join(["0", "100000"] * 101) + "]}",
+            "10,100,000 allocations",
+        ),
+        ("t.csv", "0,add,a\n1000,add,b\n2000,remove,b", "I003"),  # cut short: no line break
         ("t.json", '{"metadata": {"gap_seconds": 60}}', "E608"),
         ("t.csv", "0,add,a\n5,join,b\n", "t.csv:2"),
         ("t.txt", "0,add,a\n", "E607"),
@@ -221,3 +245,41 @@ def test_bad_files_are_exit_2_with_their_place(
     assert result.exit_code == 2, result.output
     assert said in result.output
     assert not (tmp_path / "o.parquet").exists()
+
+
+def test_a_file_without_a_name_needs_a_run_id(tmp_path: Path) -> None:
+    src = tmp_path / " .json"
+    src.write_text(json.dumps({"metadata": {"gap_seconds": 60}, "data": [1]}))
+    out = tmp_path / "o.parquet"
+    result = run("import", "availability", src, "--start", "2025-03-01T00:00Z", "--out", out)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert "--run-id" in result.output
+    named = run(
+        "import", "availability", src, "--start", "2025-03-01T00:00Z", "--out", out,
+        "--run-id", "r",
+    )  # fmt: skip
+    assert named.exit_code == 0, named.output
+
+
+def test_the_sweep_gives_every_slot_of_many_instances() -> None:
+    # independently: slot k is held in tick i when data[i] >= k; its allocations are the
+    # maximal runs of such ticks
+    from contractlang.availability import parse_availability  # noqa: PLC0415
+    from contractlang.importers.availability import slot_stretches  # noqa: PLC0415
+
+    data = [3, 5, 0, 2, 2, 7, 1, 4, 4, 0, 6]
+    a = parse_availability(json.dumps({"metadata": {"gap_seconds": 1}, "data": data}), "t")
+    expected = []
+    for k in range(1, max(data) + 1):
+        i = 0
+        while i < len(data):
+            if data[i] >= k:
+                j = i
+                while j < len(data) and data[j] >= k:
+                    j += 1
+                expected.append((k, i * 10**6, j * 10**6))
+                i = j
+            else:
+                i += 1
+    assert slot_stretches(a) == expected

@@ -4,7 +4,7 @@ events in any file format and row order, and different when any value differs.""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 from decimal import Decimal
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from contractlang.pipeline.evaluation import evaluate
 from contractlang.trace import digest as digest_module
 from contractlang.trace import load_trace
 from contractlang.trace.digest import canonical_text, trace_digest
-from contractlang.trace.generate import write_trace
+from contractlang.trace.generate import generate_trace, write_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "trace.parquet"
@@ -117,3 +117,32 @@ def test_a_trace_whose_events_were_let_go_without_its_digest_has_none() -> None:
     result = evaluate(terms, EXAMPLE, keep_events=False, digest=False)
     with pytest.raises(InternalError):
         trace_digest(result.trace)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        pl.Series("arr", [[1, 2]] * 0, dtype=pl.Array(pl.Int64, 2)),
+        pl.Series("cat", [], dtype=pl.Categorical),
+        pl.Series("tod", [], dtype=pl.Time),
+    ],
+    ids=["array", "categorical", "time-of-day"],
+)
+def test_extra_columns_of_any_type_have_one_digest(tmp_path: Path, extra: pl.Series) -> None:
+    # an Array column once showed a series object's address in the text (a digest that
+    # changed from run to run); a categorical or time-of-day one was an internal error
+    events = generate_trace(12, seed=3)
+    values: list[object] | pl.Series = {
+        "arr": lambda: [[k, k + 1] for k in range(events.height)],
+        "cat": lambda: ["a\tb", "c"] * (events.height // 2),
+        "tod": lambda: [time(1, 2, k % 60) for k in range(events.height)],
+    }[extra.name]()
+    values = pl.Series(extra.name, values, dtype=extra.dtype)
+    path = tmp_path / "t.parquet"
+    events.head(len(values)).with_columns(values).write_parquet(path)
+    whole = trace_digest(load_trace(path))
+    assert "object at 0x" not in "".join(canonical_text(load_trace(path)))
+    terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
+    assert trace_digest(evaluate(terms, path, shards=3).trace) == whole
+    shuffled = pl.read_parquet(path).sample(fraction=1.0, shuffle=True, seed=4)
+    assert trace_digest(load_trace(shuffled)) == whole

@@ -32,8 +32,8 @@ from contractlang.importers import RunKey, import_attempts, import_focus, import
 from contractlang.importers.availability import import_availability
 from contractlang.importers.localtime import read_zone
 from contractlang.importers.result import ImportReport, ImportResult, rejects_frame
-from contractlang.importers.sacct_fields import MAX_GPUS
 from contractlang.render.import_report import render_import
+from contractlang.trace.limits import MAX_GPUS
 from contractlang.trace.schema import CAPACITIES
 
 FileArg = Annotated[
@@ -204,6 +204,10 @@ def register(app: typer.Typer) -> None:
         cost = _price(price)
         if run_id is not None and not run_id.strip():
             raise usage_error("`--run-id` is empty")
+        if run_id is None and not file.stem.strip():
+            raise usage_error(
+                f"`{file}` has no name to make a run id of", help="give one with `--run-id ID`"
+            )
 
         def adapter() -> ImportResult:
             return import_availability(

@@ -14,6 +14,7 @@ from contractlang.cli.common import err
 from contractlang.cli.files import TRACE_SUFFIXES, Outputs
 from contractlang.cli.inputs import parse_duration, parse_on_invalid, parse_open_at
 from contractlang.cli.tables import write_trace_file
+from contractlang.render.numbers import counted
 from contractlang.trace.model import Trace
 
 OpenAt = Annotated[
@@ -77,7 +78,7 @@ def write_set_aside(trace: Trace, options: Reading) -> None:
     q = trace.quarantine
     write_trace_file(q.frame, options.quarantine)
     err.print(
-        f"wrote the {q.runs:,} run{'' if q.runs == 1 else 's'} set aside ({q.rows:,} rows) to "
+        f"wrote the {counted(q.runs, 'run')} set aside ({counted(q.rows, 'row')}) to "
         f"{options.quarantine}",
         markup=False,
     )

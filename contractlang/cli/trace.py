@@ -40,6 +40,7 @@ from contractlang.cli.reading import (
 from contractlang.cli.tables import POLARS_FAILURES, write_table, write_trace_file
 from contractlang.errors import ContractlangError, ExitCode
 from contractlang.lang.numbers import MAX_TS, MIN_TS
+from contractlang.render.numbers import counted
 from contractlang.render.tables import csv_ready
 from contractlang.render.trace_summary import (
     invalid_total,
@@ -177,6 +178,11 @@ def register(app: typer.Typer) -> None:
         """
         Outputs().add(out_path, "--out", TRACE_SUFFIXES)
         begin = parse_open_at(start, "--start")
+        if begin is not None and not MIN_TS <= begin < MAX_TS:
+            raise usage_error(
+                f"`--start {start}` is outside the times a trace holds "
+                f"({MIN_TS:%Y-%m-%d} to {MAX_TS - timedelta(days=1):%Y-%m-%d})"
+            )
         counts: list[tuple[int, int]] = []
         kind = out_path.suffix.lower()
         with progress_status() as step:
@@ -197,7 +203,8 @@ def register(app: typer.Typer) -> None:
             )
         ((events, allocations),) = counts
         err.print(
-            f"wrote {events:,} events ({runs:,} runs, {allocations:,} allocations) to {out_path}",
+            f"wrote {counted(events, 'event')} ({counted(runs, 'run')}, "
+            f"{counted(allocations, 'allocation')}) to {out_path}",
             markup=False,
         )
 
@@ -233,8 +240,8 @@ def register(app: typer.Typer) -> None:
         print_diagnostics(loaded.warnings, {}, OutputFormat.text)
         s = loaded.summary
         err.print(
-            f"wrote {s.rows_read:,} events ({len(traces)} files, {s.runs:,} runs, "
-            f"{s.allocations:,} allocations) to {out_path}",
+            f"wrote {counted(s.rows_read, 'event')} ({counted(len(traces), 'file')}, "
+            f"{counted(s.runs, 'run')}, {counted(s.allocations, 'allocation')}) to {out_path}",
             markup=False,
         )
 

@@ -42,10 +42,14 @@ from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.importers.frame import SOURCE_ROW, Events, validated
 from contractlang.importers.result import Collector, ImportResult
-from contractlang.importers.sacct_fields import MAX_GPUS
-from contractlang.lang.numbers import MAX_TS, MICROS_PER_SECOND, MIN_TS
+from contractlang.importers.text import read_text, require_line_end
+from contractlang.lang.numbers import MAX_TS, MICROS_PER_SECOND, MIN_TS, duration_human
+from contractlang.trace.limits import MAX_GPUS
 
-__all__ = ["availability_trace", "import_availability", "slot_stretches"]
+__all__ = ["allocations_of", "availability_trace", "import_availability", "slot_stretches"]
+
+#: The most allocations one import makes (each is two events).
+MAX_ALLOCATIONS = 10_000_000
 
 
 def import_availability(
@@ -63,8 +67,24 @@ def import_availability(
     the module docstring)."""
     p = Path(path)
     name = str(p)
+    if p.suffix.lower() == ".csv" and p.is_file():
+        require_line_end(name, read_text(p))  # a Bamboo file cut short (I003)
     a = read_availability(p)
     _check_span(a, start, name)
+    made = allocations_of(a)
+    if made > MAX_ALLOCATIONS:
+        raise ContractlangError(
+            [
+                error(
+                    "E609",
+                    f"the trace would make {made:,} allocations, more than the "
+                    f"{MAX_ALLOCATIONS:,} one import makes",
+                    NO_SPAN,
+                    file=name,
+                    help="split the trace, or import a coarser one",
+                )
+            ]
+        )
     run = run_id if run_id is not None else p.stem
     frame = availability_trace(
         a, start, run_id=run, gpus=gpus, sku=sku, zone=zone, capacity=capacity, price=price
@@ -83,7 +103,7 @@ def import_availability(
         c.blanks(len(blank), tuple(blank))
     ends = frame.filter(pl.col("event") != "started").get_column("event")
     c.facts += [
-        ("span of the trace", _hours(a.span_us)),
+        ("span of the trace", duration_human(a.span_us)),
         ("most instances at once", f"{a.peak:,}"),
         ("allocations ended by a reclaim", f"{(ends == 'reclaimed').sum():,}"),
         ("allocations held to the end (released)", f"{(ends == 'released').sum():,}"),
@@ -118,7 +138,8 @@ def availability_trace(
             **base, ts=_at(start, s), event="started", gpus=gpus, sku=sku, zone=zone,
             capacity=capacity, price=price, source_row=_row(a, s),
         )  # fmt: skip
-        ended = "released" if e == a.span_us else "reclaimed"
+        survives = a.final_count is None or slot <= a.final_count
+        ended = "released" if e == a.span_us and survives else "reclaimed"
         ev.add(**base, ts=_at(start, e), event=ended, source_row=_row(a, e))
     return ev.frame()
 
@@ -127,7 +148,7 @@ def _check_span(a: Availability, start: datetime, name: str) -> None:
     """E609 unless the trace, placed at ``start``, lies within the times a trace may hold
     (:data:`~contractlang.lang.numbers.MIN_TS` to ``MAX_TS``)."""
     end = start + timedelta(microseconds=a.span_us) if start <= MAX_TS else start
-    if start >= MIN_TS and end <= MAX_TS:
+    if start >= MIN_TS and end < MAX_TS:
         return
     raise ContractlangError(
         [
@@ -146,14 +167,34 @@ def _check_span(a: Availability, start: datetime, name: str) -> None:
 
 def slot_stretches(a: Availability) -> list[tuple[int, int, int]]:
     """Every ``(slot, start_us, end_us)``: the uninterrupted stretches in which at least
-    ``slot`` instances are available, slot by slot, each slot's in time order.
+    ``slot`` instances are available, slot by slot, each slot's in time order. One sweep over
+    the stretches: a rise from *c* to *d* instances opens slots *c* + 1 … *d*, a fall closes
+    them, so the work grows with the stretches and the allocations, not with their product.
 
     >>> from contractlang.availability import parse_availability
     >>> a = parse_availability('{"metadata": {"gap_seconds": 1}, "data": [2, 1, 2]}', "t")
     >>> [(k, s // 10**6, e // 10**6) for k, s, e in slot_stretches(a)]
     [(1, 0, 3), (2, 0, 1), (2, 2, 3)]
     """
-    return [(k, s, e) for k in range(1, a.peak + 1) for s, e in a.held(k)]
+    out: list[tuple[int, int, int]] = []
+    opened: list[int] = []  # opened[k - 1]: when slot k was last opened
+    for st in a.stretches:
+        while len(opened) > st.count:  # a fall: the top slots close
+            out.append((len(opened), opened.pop(), st.start_us))
+        while len(opened) < st.count:  # a rise: new slots open
+            opened.append(st.start_us)
+    while opened:
+        out.append((len(opened), opened.pop(), a.span_us))
+    return sorted(out)
+
+
+def allocations_of(a: Availability) -> int:
+    """How many allocations :func:`slot_stretches` gives: every rise opens as many."""
+    count = before = 0
+    for st in a.stretches:
+        count += max(0, st.count - before)
+        before = st.count
+    return count
 
 
 def _row(a: Availability, us: int) -> int | None:

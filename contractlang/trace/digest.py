@@ -222,13 +222,15 @@ def _encode(values: pl.Series) -> pl.Expr:
     elif isinstance(dtype, pl.Date):
         text = col.dt.strftime("%Y-%m-%d")
     elif dtype.is_nested() or isinstance(dtype, (pl.Object, pl.Binary)):
+        if isinstance(dtype, pl.Array):  # as a list: its values, not a series object
+            col = col.cast(pl.List(dtype.inner))
         text = _escaped(col.map_elements(_json, return_dtype=pl.String, skip_nulls=True))
     else:  # text, and the enum columns (``source``, ``event``, ``capacity``) as their text
         text = col.cast(pl.String)
         if isinstance(dtype, pl.Enum):
             special = any(_has_special(c) for c in dtype.categories.to_list())
-        else:
-            special = bool(values.str.contains(_SPECIAL).any())
+        else:  # text, or a type written as its text (categorical, time of day, …)
+            special = bool(values.cast(pl.String).str.contains(_SPECIAL).any())
         if special:  # most columns have nothing to escape
             text = _escaped(text)
     return text.fill_null(_NULL)
