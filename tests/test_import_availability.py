@@ -196,6 +196,8 @@ def test_the_command_writes_the_trace_and_reports(tmp_path: Path) -> None:
         (["--start", "2025-03-01T00:00Z", "--gpus", "20000000"], "--gpus"),  # over 10,000,000
         (["--start", "2025-03-01T00:00Z", "--capacity", "spott"], "did you mean `spot`?"),
         (["--start", "2025-03-01T00:00Z", "--run-id", " "], "`--run-id` is empty"),
+        (["--start", "2025-03-01T00:00Z", "--sku", ""], "`--sku` is empty"),
+        (["--start", "2025-03-01T00:00Z", "--zone", " "], "`--zone` is empty"),
         # the trace, a minute long, placed where a trace cannot lie (1900-01-01 to 2199-12-31)
         (["--start", "2199-12-31T23:59:30Z"], "E609"),
         (["--start", "1899-12-31T23:59:00Z"], "E609"),

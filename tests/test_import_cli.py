@@ -295,3 +295,20 @@ def test_an_import_that_makes_nothing_fails(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "error[I002]: no row's `Tags` has the key `slurm-job`" in result.output
     assert "did you mean `slurm_job`?" in result.output
+
+
+def test_a_wide_file_name_is_cut_to_80_cells(tmp_path: Path) -> None:
+    # a CJK character takes two terminal cells: the first line is cut by cells, not characters
+    from rich.cells import cell_len  # noqa: PLC0415
+
+    src = tmp_path / ("作业记录" * 12 + ".txt")
+    src.write_bytes(SACCT.read_bytes())
+    result = run(
+        "import", "sacct", src, "--tz", "America/New_York", "--out", tmp_path / "j.parquet"
+    )
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    assert first.endswith("…")
+    assert cell_len(first) <= 80
+    # (the last line names the output's path, which no width can promise to hold)
+    assert all(cell_len(line) <= 80 for line in result.output.splitlines()[:-1])

@@ -202,8 +202,9 @@ def register(app: typer.Typer) -> None:
         assert when is not None  # a required option
         cap = _capacity(capacity)
         cost = _price(price)
-        if run_id is not None and not run_id.strip():
-            raise usage_error("`--run-id` is empty")
+        for flag, value in (("--run-id", run_id), ("--sku", sku), ("--zone", zone)):
+            if value is not None and not value.strip():
+                raise usage_error(f"`{flag}` is empty", help=f"leave `{flag}` out to write none")
         if run_id is None and not file.stem.strip():
             raise usage_error(
                 f"`{file}` has no name to make a run id of", help="give one with `--run-id ID`"

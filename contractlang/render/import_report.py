@@ -15,6 +15,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from rich.cells import cell_len
+
 from contractlang.diagnostics import printable
 from contractlang.importers.result import FIRST_ROWS, ImportReport
 from contractlang.render.numbers import counted
@@ -26,7 +28,15 @@ def _fit(text: str, width: int = WIDTH) -> str:
     """One line of at most ``width`` columns; control characters from the file (an escape
     sequence in a value) shown as ``\\x1b``, never obeyed by the terminal."""
     text = printable(text)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    if cell_len(text) <= width:
+        return text
+    kept, used = [], 0
+    for ch in text:  # measured in terminal cells: a CJK character takes two
+        used += cell_len(ch)
+        if used > width - 1:
+            break
+        kept.append(ch)
+    return "".join(kept) + "…"
 
 
 def _wrap(text: str, later: int) -> list[str]:
