@@ -145,7 +145,10 @@ def parse_skypilot(text: str, name: str) -> Availability:
     stretch per run of equal counts in ``data``."""
     src = Source(name, text)
     try:
-        doc = json.loads(text, parse_float=Decimal)
+        doc = json.loads(text, parse_float=Decimal, object_pairs_hook=_unique_keys)
+    except _RepeatedKey as exc:
+        message = f"the key `{exc.key}` is given twice in one object: which one counts?"
+        raise _fail("E608", message, name, NO_SPAN, src) from None
     except json.JSONDecodeError as exc:
         span = Span.point(exc.lineno, exc.colno, exc.pos)
         raise _fail("E608", f"not valid JSON: {exc.msg.lower()}", name, span, src) from None
@@ -219,6 +222,22 @@ def parse_skypilot(text: str, name: str) -> Availability:
         else:
             stretches.append(Stretch(i * gap_us, (i + 1) * gap_us, v))
     return Availability(name, "skypilot", tuple(stretches), gap_us)
+
+
+class _RepeatedKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice (JSON does not say which one counts)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKey(key)
+        out[key] = value
+    return out
 
 
 def _whole_micros(v: Any) -> int | None:
