@@ -230,6 +230,11 @@ def test_bad_flags_are_exit_2(tmp_path: Path, flags: list[str], said: str) -> No
         ),
         ("t.csv", "0,add,a\n1000,add,b\n2000,remove,b", "I003"),  # cut short: no line break
         ("t.json", '{"metadata": {"gap_seconds": 60}, "data": [1], "data": [0]}', "twice"),
+        (
+            "t.json",
+            '{"metadata": {"gap_seconds": 60}, "data": [0, 0]}',
+            "no instance is ever available",
+        ),
         ("t.json", '{"metadata": {"gap_seconds": 60}}', "E608"),
         ("t.csv", "0,add,a\n5,join,b\n", "t.csv:2"),
         ("t.txt", "0,add,a\n", "E607"),

@@ -286,7 +286,11 @@ def nothing_imported(report: ImportReport, rejects: Path | None) -> Contractlang
         help = f"the reasons are {where}"
     else:
         why = f"`{name}` has no rows that make events"
-        help = "the file has a header and nothing else, or only rows that make no event"
+        help = (
+            "no instance is ever available in the trace"
+            if report.adapter == "availability"
+            else "the file has a header and nothing else, or only rows that make no event"
+        )
     return ContractlangError(
         [error("I007", f"nothing to import: {why}; no trace was written", NO_SPAN, file=name,
                help=help)]
