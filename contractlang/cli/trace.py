@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -39,7 +38,7 @@ from contractlang.cli.reading import (
 )
 from contractlang.cli.tables import POLARS_FAILURES, write_table, write_trace_file
 from contractlang.errors import ContractlangError, ExitCode
-from contractlang.lang.numbers import MAX_TS, MIN_TS
+from contractlang.lang.numbers import MAX_TS, MIN_TS, TRACE_DAYS
 from contractlang.render.numbers import counted
 from contractlang.render.tables import csv_ready
 from contractlang.render.trace_summary import (
@@ -180,8 +179,7 @@ def register(app: typer.Typer) -> None:
         begin = parse_open_at(start, "--start")
         if begin is not None and not MIN_TS <= begin < MAX_TS:
             raise usage_error(
-                f"`--start {start}` is outside the times a trace holds "
-                f"({MIN_TS:%Y-%m-%d} to {MAX_TS - timedelta(days=1):%Y-%m-%d})"
+                f"`--start {start}` is outside the times a trace holds ({TRACE_DAYS})"
             )
         counts: list[tuple[int, int]] = []
         kind = out_path.suffix.lower()
@@ -283,7 +281,7 @@ def _within_range(batch: pl.DataFrame, start: str | None) -> None:
     outside = first if first < MIN_TS else last
     raise usage_error(
         f"`--start {start}` puts generated events at {outside:%Y-%m-%d}, outside the times a "
-        f"trace holds ({MIN_TS:%Y-%m-%d} to {MAX_TS - timedelta(days=1):%Y-%m-%d})",
+        f"trace holds ({TRACE_DAYS})",
         help="the runs of a generated trace span about 80 days from `--start` (90 more per "
         "100,000 runs)",
     )

@@ -43,7 +43,13 @@ from contractlang.errors import ContractlangError
 from contractlang.importers.frame import SOURCE_ROW, Events, validated
 from contractlang.importers.result import Collector, ImportResult
 from contractlang.importers.text import read_text, require_line_end
-from contractlang.lang.numbers import MAX_TS, MICROS_PER_SECOND, MIN_TS, duration_human
+from contractlang.lang.numbers import (
+    MAX_TS,
+    MICROS_PER_SECOND,
+    MIN_TS,
+    TRACE_DAYS,
+    duration_human,
+)
 from contractlang.trace.limits import MAX_GPUS
 
 __all__ = ["allocations_of", "availability_trace", "import_availability", "slot_stretches"]
@@ -155,8 +161,7 @@ def _check_span(a: Availability, start: datetime, name: str) -> None:
             error(
                 "E609",
                 f"placed at `--start {start.isoformat()}`, the trace's {_hours(a.span_us)} would "
-                f"fall outside the times a trace holds ({MIN_TS:%Y-%m-%d} to "
-                f"{MAX_TS - timedelta(days=1):%Y-%m-%d})",
+                f"fall outside the times a trace holds ({TRACE_DAYS})",
                 NO_SPAN,
                 file=name,
                 help="give a `--start` within those years",

@@ -28,6 +28,8 @@ MICROS_PER_HOUR = 3600 * MICROS_PER_SECOND
 MIN_TS = datetime(1900, 1, 1, tzinfo=UTC)
 #: The first timestamp a trace may not hold (exclusive): the range ends at 2199-12-31.
 MAX_TS = datetime(2200, 1, 1, tzinfo=UTC)
+#: The times a trace may hold, in words (the last day is the one before ``MAX_TS``).
+TRACE_DAYS = f"{MIN_TS:%Y-%m-%d} to {MAX_TS - timedelta(days=1):%Y-%m-%d}"
 #: The longest span a trace can cover, in microseconds: no duration a term writes (a billing
 #: increment or minimum, a promise) can be longer and still mean something.
 LONGEST_US = (MAX_TS - MIN_TS) // timedelta(microseconds=1)

@@ -25,8 +25,8 @@ from contractlang.render.compare_words import (
     verdict_chunks,
 )
 from contractlang.render.layout import Figure, lay_out, words, wrap
-from contractlang.render.numbers import counted, gpu_hours_human, measure_human
-from contractlang.render.terminal import figures
+from contractlang.render.numbers import gpu_hours_human, measure_human
+from contractlang.render.terminal import figures, trace_headline
 from contractlang.render.trace_summary import set_aside
 
 
@@ -183,15 +183,7 @@ def render_comparison(cmp: Comparison, console: Console, hints: bool = True) -> 
     """The whole summary on ``console``, fitted to its width."""
     width = console.width
     _print(console, verdict_chunks(cmp), style="bold")
-    s = cmp.evaluation.trace.summary
-    n = len(cmp.contracts)
-    head = words(
-        f"{counted(n, 'draft')} over {counted(s.runs, 'run')}, "
-        f"{counted(s.allocations, 'allocation')}"
-    )
-    if s.first_ts is not None and s.last_ts is not None:
-        head[-1] += ","
-        head.append(f"{s.first_ts:%Y-%m-%d %H:%M} → {s.last_ts:%Y-%m-%d %H:%M} UTC")
+    head = trace_headline(len(cmp.contracts), "draft", cmp.evaluation.trace.summary)
     head += words(f"(deltas against {cmp.baseline})")
     _print(console, head)
     if cmp.evaluation.trace.quarantine is not None:

@@ -21,6 +21,7 @@ from contractlang.render.numbers import (
     money,
 )
 from contractlang.render.trace_summary import set_aside
+from contractlang.trace.schema import TraceSummary
 
 
 def figures(result: Evaluation) -> list[Figure]:
@@ -166,18 +167,30 @@ HINTS = [
 ]
 
 
-def render_summary(result: Evaluation, console: Console, hints: bool = True) -> None:
-    """The whole summary on ``console``, fitted to its width."""
-    width = console.width
-    s = result.trace.summary
-    n = len(result.contracts)
+def trace_headline(n: int, noun: str, s: TraceSummary) -> list[str]:
+    """The chunks of the line that says what was evaluated over what trace.
+
+    >>> from datetime import UTC, datetime
+    >>> from contractlang.trace.schema import TraceSummary
+    >>> s = TraceSummary(rows_read=2, rows_used=2, not_used=(), runs=1, allocations=1,
+    ...     closed_at_open_at=0, first_ts=datetime(2025, 1, 1, tzinfo=UTC),
+    ...     last_ts=datetime(2025, 1, 2, tzinfo=UTC), events={}, extra_columns=(), warnings=0)
+    >>> " ".join(trace_headline(2, "draft", s))
+    '2 drafts over 1 run, 1 allocation, 2025-01-01 00:00 → 2025-01-02 00:00 UTC'
+    """
     head = words(
-        f"{counted(n, 'contract')} over {counted(s.runs, 'run')}, "
-        f"{counted(s.allocations, 'allocation')}"
+        f"{counted(n, noun)} over {counted(s.runs, 'run')}, {counted(s.allocations, 'allocation')}"
     )
     if s.first_ts is not None and s.last_ts is not None:
         head[-1] += ","
         head.append(f"{s.first_ts:%Y-%m-%d %H:%M} → {s.last_ts:%Y-%m-%d %H:%M} UTC")
+    return head
+
+
+def render_summary(result: Evaluation, console: Console, hints: bool = True) -> None:
+    """The whole summary on ``console``, fitted to its width."""
+    width = console.width
+    head = trace_headline(len(result.contracts), "contract", result.trace.summary)
     console.print("\n".join(wrap(head, width)), markup=False, soft_wrap=True)
     if result.trace.quarantine is not None:
         aside = f"({set_aside(result.trace.quarantine)})"

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from contractlang.lang.numbers import TRACE_DAYS
 from contractlang.trace import problems as pb
 from contractlang.trace.limits import HIGH_PRICE, MANY_GPUS, MAX_GPUS, MAX_STEP, MAX_TS, MIN_TS
 from contractlang.trace.model import BAD, bad_flag
@@ -111,10 +112,7 @@ def row_problems(ev: pl.DataFrame) -> list[pl.LazyFrame]:
             pl.concat_str(
                 pl.lit("timestamp "),
                 pb.backticked(_ts_text(pl.col("ts"))),
-                pl.lit(
-                    f" is outside the range contractlang supports ({MIN_TS:%Y-%m-%d} to "
-                    f"{MAX_TS - timedelta(days=1):%Y-%m-%d} UTC)"
-                ),
+                pl.lit(f" is outside the range contractlang supports ({TRACE_DAYS} UTC)"),
             ),
         ),
         "_price_negative": (
