@@ -283,7 +283,7 @@ def evaluate_sharded(
     plan = deal(found, n)
     names = tuple(c.name for c in terms.contracts if contracts is None or c.name in contracts)
     tasks = [
-        ShardTask(plan, s, terms, names, options, ledger, False, digest, all_columns)
+        ShardTask(plan, s, terms, names, options, ledger, digest=digest, all_columns=all_columns)
         for s in plan.shards
     ]
     results: dict[int, ShardResult] = {}
@@ -302,7 +302,9 @@ def evaluate_sharded(
         members = {s.index for m in merged for s in (t.shard for t in tasks) if _within(s, m)}
         tasks = [t for t in tasks if t.shard.index not in members]
         redo = [
-            ShardTask(plan, m, terms, names, options, ledger, False, digest, all_columns)
+            ShardTask(
+                plan, m, terms, names, options, ledger, digest=digest, all_columns=all_columns
+            )
             for m in merged
         ]
         for index in members:
