@@ -272,3 +272,46 @@ def test_every_row_is_named_by_its_own_file(tmp_path: Path) -> None:
     result = run("reconcile", tmp_path / "c.spot", jobs, invoice)
     assert result.exit_code == 2, result.output
     assert f"{invoice}: row 3: error[R001]: invoice line in `EUR`" in result.output
+
+
+@pytest.mark.parametrize("suffix", [".md", ".html"])
+def test_the_report_holds_the_summary_s_figures(files: Path, suffix: str) -> None:
+    # the report's figures are the JSON document's own: every month, status and dispute
+    # amount, and the largest discrepancy (r5's 11.20, invoiced though excluded)
+    report = files / f"r{suffix}"
+    result = run("reconcile", files / "c.spot", files / "t.parquet", "--report", report)
+    no_traceback(result)
+    assert result.exit_code == 1, result.output
+    text = report.read_text(encoding="utf-8")
+    doc = json.loads(
+        run("reconcile", files / "c.spot", files / "t.parquet", "--format", "json").output
+    )
+    (c,) = doc["contracts"]
+    for month in c["months"]:
+        assert month["month"] in text
+    for status, t in c["summary"].items():
+        assert status in text
+        assert t["amount"] in text
+    assert "11.20 USD over-billed" in text
+    assert "18.10" in text  # to claim from the provider: 12.70 + 5.40
+    if suffix == ".md":
+        assert "<" not in text.replace("\\<", "")  # no HTML in Markdown
+    else:
+        assert text.startswith("<!DOCTYPE html>")
+        assert "http" not in text  # nothing fetched
+
+
+def test_the_report_escapes_names_from_the_terms(files: Path) -> None:
+    spot = files / "c.spot"
+    spot.write_text(spot.read_text().replace('contract "c"', 'contract "<script>x</script>"', 1))
+    for suffix in (".md", ".html"):
+        report = files / f"r{suffix}"
+        result = run("reconcile", spot, files / "t.parquet", "--report", report)
+        assert result.exit_code == 1, result.output
+        assert "<script>" not in report.read_text(encoding="utf-8")
+
+
+def test_a_report_that_is_an_input_is_refused(files: Path) -> None:
+    result = run("reconcile", files / "c.spot", files / "t.parquet", "--report", files / "c.spot")
+    no_traceback(result)
+    assert result.exit_code == 2

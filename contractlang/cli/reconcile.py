@@ -23,7 +23,7 @@ from contractlang.cli.common import (
     print_diagnostics,
     write_stdout,
 )
-from contractlang.cli.files import Outputs
+from contractlang.cli.files import Outputs, write_file
 from contractlang.cli.inputs import progress_status, split_terms_and_traces, usage_error
 from contractlang.cli.options import Format
 from contractlang.cli.reading import (
@@ -34,11 +34,14 @@ from contractlang.cli.reading import (
     reading,
     write_set_aside,
 )
+from contractlang.cli.report import Report
 from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
 from contractlang.reconcile import reconcile
 from contractlang.render.reconcile_json import dispute_table, render_json
+from contractlang.render.reconcile_report import render_reconcile_report
 from contractlang.render.reconcile_text import render_reconciliation
+from contractlang.render.report import REPORT_SUFFIXES
 
 _TOLERANCE = re.compile(r"^([0-9]{1,20}(?:\.[0-9]{1,18})?)(?:\s+([A-Z]{3}))?$", re.ASCII)
 
@@ -91,6 +94,7 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option(metavar="NAME", help="Reconcile only this contract (repeatable)."),
         ] = None,
+        report: Report = None,
         open_at: OpenAt = None,
         clock_skew: ClockSkew = DEFAULT_CLOCK_SKEW,
         on_invalid: OnInvalid = "strict",
@@ -104,6 +108,7 @@ def register(app: typer.Typer) -> None:
         limit, currency = parse_tolerance(tolerance)
         outputs = Outputs([*terms, *traces])
         outputs.add(out_path, "--out")
+        outputs.add(report, "--report", REPORT_SUFFIXES)
         options = reading(open_at, clock_skew, on_invalid, outputs)
         with progress_status() as step:
             result = reconcile(
@@ -124,6 +129,10 @@ def register(app: typer.Typer) -> None:
             if out_path is not None:
                 step("writing the comparisons")
                 write_table(dispute_table(result), out_path)
+            if report is not None:
+                step("writing the report")
+                text = render_reconcile_report(result, report)
+                write_file(report, lambda target: target.write_text(text, encoding="utf-8"))
         if fmt is OutputFormat.json:
             write_stdout(render_json(result))
         else:
@@ -131,6 +140,7 @@ def register(app: typer.Typer) -> None:
             warnings += [w for c in result.contracts for w in c.contract.warnings]
             print_diagnostics(warnings, result.evaluation.sources, OutputFormat.text)
             out.print(render_reconciliation(result), markup=False, end="")
-            if out_path is not None:
-                err.print(f"wrote the comparisons to {out_path}", markup=False)
+            for path, what in ((out_path, "comparisons"), (report, "report")):
+                if path is not None:
+                    err.print(f"wrote the {what} to {path}", markup=False)
         exit_with(ExitCode.OK if result.checks_out else ExitCode.NOT_MET)

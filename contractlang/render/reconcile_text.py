@@ -108,13 +108,15 @@ def _discrepancy(n: int, x: Comparison, money: Money, cur: str, sources: Sources
     return lines
 
 
-def _dispute(c: ContractReconciliation, money: Money, cur: str) -> list[str]:
+def dispute_rows(c: ContractReconciliation) -> list[tuple[str, Decimal, str]]:
+    """The dispute letter's numbers: each label, its exact amount, and how many lines make it
+    (when that is worth saying)."""
     total = c.total()
     charges, credits = c.claims()
     due, given = c.credits()
     over = [x for x in c.discrepancies if x.difference > 0]
     under = [x for x in c.discrepancies if x.difference < 0]
-    rows = [
+    return [
         ("invoiced", total.invoiced, ""),
         ("owed under the contract's terms", total.expected, ""),
         ("charges beyond the terms", charges, _n(x for x in over if x.kind == "charge")),
@@ -129,11 +131,28 @@ def _dispute(c: ContractReconciliation, money: Money, cur: str) -> list[str]:
         ("credits the terms give, after caps", due, ""),
         ("credits on the invoice", given, ""),
     ]
+
+
+def _dispute(c: ContractReconciliation, money: Money, cur: str) -> list[str]:
+    rows = dispute_rows(c)
     width = max(len(k) for k, _, _ in rows)
     out = [_wrap(f'dispute letter, contract "{c.name}" ({cur})')]
     for label, amount, count in rows:
         out.append(f"  {label:<{width}}  {money(amount):>14}" + (f"  {count}" if count else ""))
     return out
+
+
+def discrepancy_lines(
+    x: Comparison, n: int, c: ContractReconciliation, sources: Sources
+) -> list[str]:
+    """Discrepancy ``n`` of ``c`` as the summary writes it (a numbered head, the amounts, the
+    reasons), each line unwrapped, for a report to lay out."""
+    s = c.contract.settings
+
+    def money(d: Decimal) -> str:
+        return money_text(d, s.precision, grouped=True)
+
+    return [" ".join(line.split()) for line in _discrepancy(n, x, money, s.currency, sources)]
 
 
 def _n(lines: Iterable[Comparison]) -> str:

@@ -35,7 +35,8 @@ def markdown_text(text: str) -> str:
     return " ".join(out.splitlines())
 
 
-def _environment(autoescape: bool) -> jinja2.Environment:
+def environment(autoescape: bool) -> jinja2.Environment:
+    """The reports' jinja2 environment (templates in ``templates/``, package data)."""
     return jinja2.Environment(
         loader=jinja2.PackageLoader("contractlang.render.report", "templates"),
         autoescape=autoescape,
@@ -57,13 +58,13 @@ def _safe_svg(svg: str) -> str:
 def render_html(cmp: Comparison) -> str:
     view = build_view(cmp, lambda s: s)
     charts = [(c, _safe_svg(render_svg(c))) for c in report_charts(cmp)]
-    template = _environment(True).get_template("report.html.j2")
+    template = environment(True).get_template("report.html.j2")
     return template.render(v=view, charts=charts)
 
 
 def render_markdown(cmp: Comparison) -> str:
     view = build_view(cmp, markdown_text)
-    template = _environment(False).get_template("report.md.j2")
+    template = environment(False).get_template("report.md.j2")
     return template.render(v=view, md=markdown_text, mark=_MARKS, top=TOP_CLAUSES)
 
 
