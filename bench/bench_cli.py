@@ -6,7 +6,7 @@
     python bench/bench_cli.py --trace t100m.parquet --flags "" --flags "--shards 4"
 
 Each step is one child process, timed by wall clock, its peak memory the child's own
-(``ru_maxrss`` from ``wait4``). The baseline is ``bench_scale.py --step polars`` (the polars
+(``/usr/bin/time -f %M``). The baseline is ``bench_scale.py --step polars`` (the polars
 query, streaming engine, in a fresh process). The terms are ``bench_evaluate.py``'s contract.
 Every `evaluate` must exit 0 or 1 (a budget verdict), else the script exits 1.
 """
@@ -26,19 +26,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_evaluate as be  # the contract and the trace, shared
 
 BENCH = Path(__file__).resolve().parent
+TIME = "/usr/bin/time"  # GNU time: the peak resident memory of exactly one process
 #: The flags timed by default: the text summary (the shards chosen automatically), shards
 #: chosen by hand, and the JSON document (which adds the trace's digest).
 FLAGS = ("", "--shards 2", "--shards 4", "--format json")
 
 
 def timed(cmd: list[str]) -> tuple[float, float, int]:
-    """Wall seconds, peak resident GB and exit code of ``cmd``, its output discarded."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 2**20, proc.returncode  # ru_maxrss is in KB on Linux
+    """Wall seconds, peak resident GB and exit code of ``cmd``, its output discarded. The
+    peak is measured by ``/usr/bin/time`` around it: a child forked from this process would
+    inherit this process's own high-water mark (the trace generated here)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
+        start = time.perf_counter()
+        done = subprocess.run(
+            [TIME, "-f", "%M", "-o", report.name, *cmd],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+        wall = time.perf_counter() - start
+        kb = int(report.read().strip().splitlines()[-1])
+    return wall, kb / 2**20, done.returncode
 
 
 def main() -> None:
@@ -50,6 +58,8 @@ def main() -> None:
         "--flags", action="append", help="evaluate's flags for one step (repeatable)"
     )
     args = parser.parse_args()
+    if not Path(TIME).exists():
+        sys.exit(f"{TIME} (GNU time) is needed to measure each process's peak memory")
     flag_sets = args.flags if args.flags is not None else list(FLAGS)
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
         out = Path(tmp)
