@@ -20,15 +20,10 @@ from contractlang.compare.model import Outcome
 from contractlang.compare.rank import delta
 from contractlang.evaluate.results import ContractResult
 from contractlang.evaluate.variants import (
-    at_multiplier,
-    charges_alone,
-    nets_at,
     removable_clauses,
-    stage_contract,
 )
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import load_terms, terms_from_text
-from contractlang.trace.derive import derive_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))
@@ -287,30 +282,3 @@ def test_the_price_to_pass_is_evaluated_exactly_at_the_multiplier_found(
         over = _multiplied(source, past)
         beyond = evaluate(terms_from_text(over + "\n" + budgets, "m.spot"), trace).contracts[0]
         assert not beyond.budgets[0].requirements[0].met, c.name
-
-
-def test_the_integer_pass_for_charges_alone_is_the_decimal_evaluation(
-    rulesets_compared,  # type: ignore[no-untyped-def]
-) -> None:
-    # Four of the drafts bill their charges alone (no credit, no cap): the price search takes
-    # every grid multiplier from one pass in exact integers. Each must be, run by run, what the
-    # decimal evaluation from the charge gives.
-    _, trace, cmp = rulesets_compared
-    allocations, runs = derive_facts(trace).collect()
-    multipliers = [Fraction(0), Fraction(1, 2), Fraction("1.234567"), Fraction("9.999999")]
-    alone = 0
-    for c in cmp.contracts:
-        staged = stage_contract(c.result.contract, allocations, runs, c.result.source_text)
-        if not charges_alone(staged):
-            continue
-        alone += 1
-        batch = nets_at(staged, multipliers)
-        assert batch is not None
-        for m, (fast, t) in zip(multipliers, batch, strict=True):
-            slow = at_multiplier(staged, m)
-            assert t == slow.totals, (c.name, m)
-            columns = ["run_id", "gross_minor", "net_minor", "cost_per_accepted_run"]
-            assert (
-                fast.select(columns).sort("run_id").equals(slow.runs.select(columns).sort("run_id"))
-            ), (c.name, m)
-    assert alone == 4

@@ -8,10 +8,11 @@ is then bisected until the two sides are within 0.1 % of each other, and the pas
 the interval's end — a multiplier at which the draft was evaluated exactly. A passing interval
 narrower than the grid's step can be missed; every evaluation is kept (``probes``).
 
-Each evaluation restarts at the charge (:func:`~contractlang.evaluate.variants.at_multiplier`)
-— or, for a contract whose bill is its charges alone, the whole grid comes from one pass in
-exact integers (:func:`~contractlang.evaluate.variants.nets_at`) — and measures only the
-requirements the terms move (:class:`~.budgets.BudgetMeter`).
+The multipliers of a round (the whole grid, or one midpoint) are priced together
+(:func:`~contractlang.evaluate.repricing.prices_at`): the allocations no credit can reach in one
+pass of exact integers, only the others again from the charge — or, where that cannot be exact,
+each multiplier whole from the charge (:func:`~contractlang.evaluate.variants.at_multiplier`).
+Each measures only the requirements the terms move (:class:`~.budgets.BudgetMeter`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from fractions import Fraction
 
 from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import Outcome, PriceScope, PriceToPass, Probe
-from contractlang.evaluate.variants import Staged, at_multiplier, charges_alone, nets_at
+from contractlang.evaluate.repricing import prices_at, repricing
+from contractlang.evaluate.variants import Staged, at_multiplier
 
 #: The grid checked first: 0, 0.5, …, 10.
 GRID = tuple(Fraction(k, 2) for k in range(21))
@@ -67,6 +69,7 @@ def price_to_pass(
     step = progress or (lambda _msg: None)
     considered = None if scope == "budget" else set(meter.moved(budget))
     probes: dict[Fraction, Probe] = {}
+    split = repricing(staged)
 
     def record(m: Fraction, outcome: Outcome) -> Probe:
         found = outcome.budget(budget)
@@ -80,15 +83,14 @@ def price_to_pass(
         return probes[m]
 
     def evaluate_at(ms: list[Fraction]) -> None:
-        """Evaluate the multipliers not yet probed: all in one pass when the bill is its
-        charges alone, else one by one from the charge."""
+        """Evaluate the multipliers not yet probed, together where they can be."""
         todo = [m for m in ms if m not in probes and m != 1]
         if 1 in ms and 1 not in probes:
             record(Fraction(1), base)
         if not todo:
             return
         step(f"pricing {staged.result.name} at {', '.join(f'{float(m):g}×' for m in todo)}")
-        batch = nets_at(staged, todo) if charges_alone(staged) else None
+        batch = prices_at(split, todo)
         if batch is not None:
             for m, (runs, t) in zip(todo, batch, strict=True):
                 record(m, Outcome.of_totals(t, meter.measure(runs)))

@@ -11,7 +11,7 @@ sums — is exact integer arithmetic.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -263,14 +263,21 @@ def apply_rates(
 
 
 def apply_credits(
-    lf: pl.LazyFrame, c: ContractClauses, s: Settings
+    lf: pl.LazyFrame, c: ContractClauses, s: Settings, only: Collection[int] | None = None
 ) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
     """Step (6): each credit a money amount where its condition holds (below zero counts as
-    zero), ``credit_<m>`` and ``credit_<m>_minor``; their sum, ``credit_pool_minor``."""
+    zero), ``credit_<m>`` and ``credit_<m>_minor``; their sum, ``credit_pool_minor``.
+    ``only``: the credits that can apply to these allocations (the others' columns are none,
+    not computed)."""
     env = _env(lf, s)
     credit_terms = []
     for m, x in enumerate(c.credits):
         col = f"credit_{m}"
+        credit_terms.append(Term("credit", c.label(x), x.span.line, f"{col}_minor", m, x))
+        if only is not None and m not in only:
+            none = pl.lit(None, dtype=dec(MONEY_SCALE)), pl.lit(None, dtype=pl.Int64)
+            lf = lf.with_columns(none[0].alias(col), none[1].alias(f"{col}_minor"))
+            continue
         amount = to_money(compile_expr(x.amount, env))
         value = pl.when(condition(x.when, env)).then(amount).otherwise(None)
         lf = lf.with_columns(value.alias(col))
@@ -282,7 +289,6 @@ def apply_credits(
             .otherwise(minor_units(clipped, s))
             .alias(f"{col}_minor")
         )
-        credit_terms.append(Term("credit", c.label(x), x.span.line, f"{col}_minor", m, x))
     return lf.with_columns(credit_pool_minor=credit_pool(credit_terms)), tuple(credit_terms)
 
 

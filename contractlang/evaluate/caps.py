@@ -148,43 +148,37 @@ def share_cut(
 ) -> pl.DataFrame:
     """Cut each group's pool to its limit and share the cut among its runs.
 
-    ``limit_of_gross(gross_minor) -> int`` gives a group's limit from its gross.
+    ``limit_of_gross(gross_minor) -> int`` gives a group's limit from its gross. The runs come
+    back in ``run_id`` order; the sharing is done on a narrow frame of the group, pool and gross
+    and the row's position, so the runs' other columns are never moved.
     """
-    keys = [group] if group else []
-    key_expr = [pl.col(group)] if group else [pl.lit(0).alias("_group")]
     if runs.height == 0:
         return runs.with_columns(pl.lit(0, pl.Int64).alias(col))
-    groups = (
-        runs.group_by(key_expr)
-        .agg(
-            pool=pl.col("pool_minor").cast(pl.Int128).sum(),
-            gross=pl.col("gross_minor").cast(pl.Int128).sum(),
-        )
-        .to_dicts()
-    )
-    gkey = group or "_group"
-    limits = {g[gkey]: limit_of_gross(g["gross"]) for g in groups}
-    cut_of = {g[gkey]: max(0, g["pool"] - min(g["pool"], limits[g[gkey]])) for g in groups}
+    if not runs["run_id"].is_sorted():
+        runs = runs.sort("run_id")
+    pool = pl.col("_pool")
+    narrow = runs.select(
+        _group=pl.col(group) if group else pl.lit(0, pl.Int32),
+        _pool=pl.col("pool_minor").cast(pl.Int128),
+        _gross=pl.col("gross_minor").cast(pl.Int128),
+    ).with_row_index("_row")
+    groups = narrow.group_by("_group").agg(pool=pool.sum(), gross=pl.col("_gross").sum())
+    cut_of = {g: max(0, p - min(p, limit_of_gross(gross))) for g, p, gross in groups.iter_rows()}
+    if not any(cut_of.values()):  # every pool within its limit: nothing to share
+        return runs.with_columns(pl.lit(0, pl.Int64).alias(col))
     cut_df = pl.DataFrame(
-        {gkey: list(cut_of), "_cut": list(cut_of.values())},
-        schema={gkey: runs.schema[group] if group else pl.Int32, "_cut": pl.Int128},
+        {"_group": list(cut_of), "_cut": list(cut_of.values())},
+        schema={"_group": narrow.schema["_group"], "_cut": pl.Int128},
     )
-    frame = runs.with_columns(pl.lit(0, pl.Int32).alias("_group")) if not group else runs
-    frame = frame.join(cut_df, on=gkey, how="left")
-    over = keys or ["_group"]
-    pool128 = pl.col("pool_minor").cast(pl.Int128)
-    total = pool128.sum().over(over)
-    num = pl.col("_cut").cast(pl.Int128) * pool128
+    frame = narrow.join(cut_df, on="_group", how="left", maintain_order="left")
+    total = pool.sum().over("_group")
+    num = pl.col("_cut") * pool
     safe_total = pl.when(total == 0).then(1).otherwise(total)
     frame = frame.with_columns(_base=num // safe_total, _rem=num % safe_total)
-    frame = frame.with_columns(
-        _left=(pl.col("_cut").cast(pl.Int128) - pl.col("_base").sum().over(over))
-    )
-    frame = frame.sort([*over, "_rem", "run_id"], descending=[*([False] * len(over)), True, False])
-    frame = frame.with_columns(_rank=pl.int_range(pl.len()).over(over))
+    frame = frame.with_columns(_left=pl.col("_cut") - pl.col("_base").sum().over("_group"))
+    # the largest remainders first, ties by run_id: the row's position, as the runs are sorted
+    frame = frame.sort(["_group", "_rem", "_row"], descending=[False, True, False])
+    frame = frame.with_columns(_rank=pl.int_range(pl.len()).over("_group"))
     share = pl.col("_base") + (pl.col("_rank") < pl.col("_left")).cast(pl.Int128)
-    frame = frame.with_columns(share.cast(pl.Int64).alias(col)).with_columns(
-        pool_minor=pl.col("pool_minor") - pl.col(col)
-    )
-    drop = ["_cut", "_base", "_rem", "_left", "_rank"] + ([] if group else ["_group"])
-    return frame.drop(drop).sort("run_id")
+    shares = frame.select("_row", share.cast(pl.Int64).alias(col)).sort("_row")[col]
+    return runs.with_columns(shares).with_columns(pool_minor=pl.col("pool_minor") - pl.col(col))

@@ -90,32 +90,29 @@ def _money_facts(runs: pl.DataFrame, s: Settings) -> pl.DataFrame:
 
 def totals(runs: pl.DataFrame, allocations: int) -> Totals:
     """A contract's totals over its ``runs`` (every run's money) and ``allocations``."""
-
-    def total(expr: pl.Expr) -> int:
-        value = runs.select(expr.cast(pl.Int128).sum()).item()  # 128 bits: no sum wraps
-        return int(value or 0)
-
-    costs = runs["cost_per_accepted_run"]
+    sums = {
+        "accepted_runs": pl.col("accepted").cast(pl.Int64),
+        "metered_gpu_us": pl.col("metered_gpu_time").dt.total_microseconds(),
+        "excluded_gpu_us": pl.col("excluded_gpu_us"),
+        "billable_gpu_us": pl.col("billable_gpu_us"),
+        "lost_gpu_us": pl.col("lost_gpu_time").dt.total_microseconds(),
+        "lost_steps": pl.col("lost_steps"),
+        "gross_minor": pl.col("gross_minor"),
+        "credits_minor": pl.col("credit_lines_minor"),  # negated below
+        "cap_cuts_minor": pl.col("cap_cuts_minor"),
+        "net_minor": pl.col("net_minor"),
+    }
+    # 128 bits: no sum wraps; one pass over the runs for every sum
+    row = runs.select(e.cast(pl.Int128).sum().alias(k) for k, e in sums.items()).row(0)
+    total = {k: int(v or 0) for k, v in zip(sums, row, strict=True)}
+    total["credits_minor"] = -total["credits_minor"]
+    costs = runs["cost_per_accepted_run"].drop_nulls().sort()  # sorted once, for every quantile
     dist: dict[str, Fraction | None] = {
         "p50": exact_percentile(costs, Fraction(1, 2)),
         "p95": exact_percentile(costs, Fraction(95, 100)),
         "max": exact_percentile(costs, Fraction(1)),
     }
-    return Totals(
-        runs=runs.height,
-        accepted_runs=total(pl.col("accepted").cast(pl.Int64)),
-        allocations=allocations,
-        metered_gpu_us=total(pl.col("metered_gpu_time").dt.total_microseconds()),
-        excluded_gpu_us=total(pl.col("excluded_gpu_us")),
-        billable_gpu_us=total(pl.col("billable_gpu_us")),
-        lost_gpu_us=total(pl.col("lost_gpu_time").dt.total_microseconds()),
-        lost_steps=total(pl.col("lost_steps")),
-        gross_minor=total(pl.col("gross_minor")),
-        credits_minor=-total(pl.col("credit_lines_minor")),
-        cap_cuts_minor=total(pl.col("cap_cuts_minor")),
-        net_minor=total(pl.col("net_minor")),
-        cost_per_accepted_run=dist,
-    )
+    return Totals(runs=runs.height, allocations=allocations, cost_per_accepted_run=dist, **total)
 
 
 def promises(wide: pl.DataFrame, s: Settings) -> PromiseBreaches:

@@ -32,7 +32,6 @@ Example::
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import time
 from fractions import Fraction
@@ -40,7 +39,6 @@ from typing import Literal
 
 import polars as pl
 
-from contractlang.compile import MICROS, dec
 from contractlang.errors import InternalError
 from contractlang.evaluate.billing import (
     ContractClauses,
@@ -49,14 +47,12 @@ from contractlang.evaluate.billing import (
     apply_credits,
     apply_rates,
     credit_pool,
-    pick_rate,
     price_places,
 )
-from contractlang.evaluate.caps import Caps, apply_caps_above, caps_by_level
+from contractlang.evaluate.caps import Caps, caps_by_level
 from contractlang.evaluate.engine import allocation_amounts, contract_run_sums, settle_contract
 from contractlang.evaluate.plan import AllocationPlan, term_label
-from contractlang.evaluate.results import ContractResult, Totals
-from contractlang.evaluate.runs import settle, totals
+from contractlang.evaluate.results import ContractResult
 from contractlang.evaluate.settings import Settings, read_settings
 from contractlang.lang import ast
 from contractlang.lang.numbers import MICROS_PER_SECOND
@@ -227,89 +223,3 @@ def _from_allocations(
     )
     sums = contract_run_sums(wide, staged.run_facts, plan, s, contract, file, text)
     return settle_contract(contract, s, wide, plan, sums, caps, (), text, warnings, r.promises)
-
-
-# --------------------------------------------------------------------------- charges alone
-
-#: The largest integer a charge numerator times a multiplier may reach (Int128, with room).
-_INT128_ROOM = 2**125
-_INT64_MAX = 2**63 - 1
-
-
-def charges_alone(staged: Staged) -> bool:
-    """Whether the contract's bill is its charge lines alone — no credit, no cap — so that a
-    run's net at a price multiplier is the sum of its charge lines (:func:`nets_at`)."""
-    r = staged.result
-    return not r.plan.credits and not any(staged.caps.values())
-
-
-def _numerator(staged: Staged) -> tuple[pl.LazyFrame, pl.Expr, Fraction]:
-    """Each allocation's ``n = price × gpus × billable_us``, an exact integer (the picked price
-    as an integer of its own places), and the fraction that turns ``n`` into minor units."""
-    r = staged.result
-    s = r.settings
-    c = ContractClauses.of(r.contract, r.source_text)
-    lf, price = pick_rate(r.allocations.lazy(), c, s, chosen=True)
-    places = staged.price_places
-    unit = 10**places
-    n = (
-        (price.expr.cast(dec(places)) * pl.lit(unit, dtype=dec(0))).cast(pl.Int128)
-        * pl.col("gpus").cast(pl.Int128)
-        * pl.col("billable_us").cast(pl.Int128)
-    ).fill_null(0)
-    return lf, n, price.factor * MICROS * s.minor / unit
-
-
-def nets_at(
-    staged: Staged, multipliers: Sequence[Fraction]
-) -> list[tuple[pl.DataFrame, Totals]] | None:
-    """For a contract whose bill is its charges alone (:func:`charges_alone`), the settled runs
-    and totals at each multiplier, from one pass over the allocations in exact integers —
-    or ``None`` where that cannot be done exactly (a negative or too large charge: then
-    :func:`at_multiplier` computes each, and reports what is out of range).
-
-    A charge line is rate × GPUs × billable time, rounded once to the minor unit. With ``n``
-    from :func:`_numerator`, the line at m is ``n × m × f`` rounded by the contract's rule, for
-    one exact fraction ``f``: the same rounding of the same exact value that
-    :func:`at_multiplier` computes in decimals (their one difference, decimals cut at 20 places
-    before the rounding, cannot move a line: a value this close to a half is exactly a half)."""
-    if not charges_alone(staged):
-        raise InternalError("a contract with credits or caps is not its charges alone")
-    r = staged.result
-    s = r.settings
-    lf, n, base = _numerator(staged)
-    low, high = lf.select(n.min().alias("low"), n.max().alias("high")).collect().row(0)
-    factors = [base * m for m in multipliers]
-    reach = max((f.numerator for f in factors), default=1)
-    if (low or 0) < 0 or (high or 0) * reach >= _INT128_ROOM:
-        return None
-    lines = [
-        _rounded(n * f.numerator, f.denominator, s).sum().alias(f"_gross_{k}")
-        for k, f in enumerate(factors)
-    ]
-    sums = lf.group_by("run_id").agg(lines).collect()
-    totals_of = sums.select(pl.exclude("run_id").max()).row(0)
-    if any((x or 0) > _INT64_MAX for x in totals_of):
-        return None
-    out = []
-    for k in range(len(multipliers)):
-        gross = sums.select("run_id", pl.col(f"_gross_{k}").cast(pl.Int64).alias("_gross"))
-        runs = (
-            staged.sums.join(gross, on="run_id", how="left")
-            .with_columns(gross_minor=pl.col("_gross").fill_null(0))
-            .drop("_gross")
-        )
-        runs, cuts = apply_caps_above(runs, staged.caps, s)
-        runs = settle(runs, cuts, s)
-        out.append((runs, totals(runs, r.totals.allocations)))
-    return out
-
-
-def _rounded(numerator: pl.Expr, denominator: int, s: Settings) -> pl.Expr:
-    """``numerator / denominator`` (both ≥ 0) rounded to an integer by the contract's rule:
-    half away from zero, or half to even."""
-    d = pl.lit(denominator, dtype=pl.Int128)
-    q, twice = numerator // d, (numerator % d) * 2
-    tie = twice == d
-    up = (twice > d) | (tie & (q % 2 == 1) if s.rounding == "half_even" else tie)
-    return q + up.cast(pl.Int128)

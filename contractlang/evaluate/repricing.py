@@ -1,0 +1,304 @@
+"""A contract's bill at many price multipliers, exactly, for `compare`'s price to pass (design
+§8): the allocations no credit can reach are priced for every multiplier in one pass of exact
+integers, and only the others are evaluated again from the charge.
+
+At multiplier m every rate's price is m times as written; credits' and caps' own money is
+unchanged. Whether a credit applies can change with m only through the parts of its ``when``
+that read a charge fact (``charge``, ``replayed_cost``): where a conjunct that reads none of
+them is false (or none), the whole condition is false at every m (``false and x`` is false,
+``none and x`` is none or false, and a condition that is none does not hold). So the
+allocations split once, at the staged evaluation:
+
+- *reachable*: all the charge-free conjuncts of at least one credit hold. These are evaluated
+  at each m by the code of :func:`~contractlang.evaluate.variants.at_multiplier` (rates from
+  the charge on, credits, allocation caps), in groups by the credits that can reach them: a
+  credit that cannot reach an allocation is none there at every m, and is not computed;
+- *the rest*: no credit line at any m, so the credit pool is 0 and an allocation cap cuts
+  nothing (its limit is never below 0: checked, else this module declines). Their money is the
+  charge line alone: ``round(n × m × f)`` with ``n`` = price × GPUs × billable µs an exact
+  integer and ``f`` one exact fraction — the same rounding of the same exact value the decimal
+  evaluation computes (the decimals' one difference, a cut at 20 places before the rounding,
+  cannot move a line: a value this close to a half is exactly a half).
+
+Both halves' sums per run, with the staged run sums' other columns (which m does not move),
+are settled by the caps above the allocation as any evaluation is.
+
+Example::
+
+    >>> from fractions import Fraction
+    >>> from contractlang import generate_trace, load_trace, derive_facts, terms_from_text
+    >>> from contractlang.evaluate.variants import at_multiplier, stage_contract
+    >>> terms = terms_from_text('''contract "c" { currency USD rate 2 USD per gpu_hour
+    ...   credit "queue" 10% of charge when queue_wait > 1 minute }''')
+    >>> allocations, runs = derive_facts(load_trace(generate_trace(20, seed=1))).collect()
+    >>> staged = stage_contract(terms.contracts[0], allocations, runs, None)
+    >>> [(_, fast)] = prices_at(repricing(staged), [Fraction(3, 2)])
+    >>> fast == at_multiplier(staged, Fraction(3, 2)).totals
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from contractlang.compile import MICROS, Env, condition, dec
+from contractlang.evaluate.billing import (
+    ContractClauses,
+    apply_credits,
+    apply_rates,
+    pick_rate,
+)
+from contractlang.evaluate.caps import apply_allocation_caps, apply_caps_above, cap_percent
+from contractlang.evaluate.results import Totals
+from contractlang.evaluate.runs import SUMS, settle, totals
+from contractlang.evaluate.settings import Settings
+from contractlang.evaluate.trace_checks import collect_amounts, fit_sums
+from contractlang.evaluate.variants import Staged
+from contractlang.lang import ast
+from contractlang.lang.exact import constant_value
+from contractlang.lang.facts import FACTS, Stage
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsIntegerType
+
+#: The facts a price multiplier moves (design §6's charge stage).
+CHARGE_FACTS = frozenset(n for n, f in FACTS.items() if f.stage == Stage.CHARGE)
+#: The run sums a price multiplier moves; the others are the staged evaluation's.
+MOVED = ("gross_minor", "credit_lines_minor", "alloc_cap_minor", "pool_minor")
+#: The largest integer a charge numerator times a multiplier may reach (Int128, with room).
+_INT128_ROOM = 2**125
+#: … and below which 64-bit integers hold every step of the rounding.
+_INT64_ROOM = 2**62
+#: The row's position in the staged run sums (an integer key to group and join on).
+_RUN = "_run_pos"
+
+
+def reads_charge(expr: ast.Expr) -> bool:
+    """Whether ``expr`` reads a fact a price multiplier moves (see :func:`conjuncts`)."""
+    return any(isinstance(n, ast.Name) and n.name in CHARGE_FACTS for n in ast.walk(expr))
+
+
+def conjuncts(expr: ast.Expr) -> list[ast.Expr]:
+    """The operands of ``expr``'s top-level ``and``s, in source order.
+
+    >>> from contractlang import terms_from_text
+    >>> terms = terms_from_text('''contract "c" { currency USD rate 1 USD per gpu_hour
+    ...   credit "x" 5 USD when gpus > 8 gpus and (charge > 5 USD or attempt > 1)
+    ...                         and sku == "a" }''')
+    >>> [reads_charge(e) for e in conjuncts(terms.contracts[0].clauses[-1].when)]
+    [False, True, False]
+    """
+    if isinstance(expr, ast.Logic) and expr.op == "and":
+        return [*conjuncts(expr.left), *conjuncts(expr.right)]
+    return [expr]
+
+
+def may_apply(credit: ast.Credit, env: Env) -> pl.Expr:
+    """True where ``credit`` can apply at some multiplier: its conjuncts that read no charge
+    fact all hold (every conjunct that reads one may hold at some m)."""
+    free = [c for c in conjuncts(credit.when) if not reads_charge(c)] if credit.when else []
+    return pl.all_horizontal([condition(c, env) for c in free]) if free else pl.lit(True)
+
+
+#: The reachable allocations are evaluated in groups by the credits that can reach them: the
+#: largest groups each alone, the rest together (with every credit that can reach one of them).
+GROUPS = 4
+
+
+@dataclass(frozen=True)
+class Repricing:
+    """A staged contract split for the price search: the allocations a credit may reach, in
+    groups by the credits that can, and the others' exact charge numerators (see the module's
+    docstring)."""
+
+    staged: Staged
+    #: (the credits that can reach them, the staged allocations' rows with the run's position)
+    reachable: tuple[tuple[frozenset[int], pl.DataFrame], ...]
+    numerators: pl.DataFrame  # the rest: the run's position and ``n`` (Int128)
+    high: int  # the largest ``n``
+    base: Fraction  # ``f``: a charge line at m is ``n × m × f``, rounded
+    sums: pl.DataFrame  # the staged run sums, in ``run_id`` order
+
+    @property
+    def reachable_rows(self) -> int:
+        return sum(frame.height for _, frame in self.reachable)
+
+
+def repricing(staged: Staged) -> Repricing | None:
+    """``staged`` split for :func:`prices_at`, or ``None`` where the integer pass cannot be
+    exact (a negative charge numerator, or an allocation cap whose limit could be below 0 —
+    the checker refuses both, E209): then each multiplier is evaluated whole."""
+    r = staged.result
+    s = r.settings
+    if not all(_never_negative(cap) for cap, _ in staged.caps["allocation"]):
+        return None
+    c = ContractClauses.of(r.contract, r.source_text)
+    positions = staged.sums.select("run_id").with_row_index(_RUN)
+    wide = r.allocations.join(positions, on="run_id", how="left", maintain_order="left")
+    env = Env(columns=dict(wide.schema), promises=s.promise_exprs)
+    # which credits can reach each allocation, as bits: credit k is 2^k
+    reach = pl.sum_horizontal(
+        [may_apply(x, env).cast(pl.Int64) * (1 << k) for k, x in enumerate(c.credits)]
+        or [pl.lit(0, pl.Int64)]
+    )
+    flagged = wide.with_columns(_reach=reach)
+    lf, n, base = _numerator(flagged.filter(pl.col("_reach") == 0).lazy(), staged)
+    numerators = lf.select(_RUN, n.alias("n")).collect()
+    low, high = numerators.select(low=pl.col("n").min(), high=pl.col("n").max()).row(0)
+    if (low or 0) < 0:
+        return None
+    groups = _groups(flagged.filter(pl.col("_reach") != 0))
+    return Repricing(staged, groups, numerators, high or 0, base, staged.sums)
+
+
+def _groups(reached: pl.DataFrame) -> tuple[tuple[frozenset[int], pl.DataFrame], ...]:
+    """The reachable allocations in at most :data:`GROUPS` groups by the credits that can
+    reach them (``_reach``, as bits): each of the largest alone, the rest together."""
+    if reached.height == 0:
+        return ()
+    counts = reached["_reach"].value_counts(sort=True, name="count")
+    codes = counts["_reach"].to_list()
+    alone, together = codes[: GROUPS - 1], codes[GROUPS - 1 :]
+    out = []
+    for code in alone:
+        out.append((code, reached.filter(pl.col("_reach") == code)))
+    if together:
+        union = functools.reduce(operator.or_, together)
+        out.append((union, reached.filter(pl.col("_reach").is_in(together))))
+    return tuple(
+        (frozenset(k for k in range(code.bit_length()) if code >> k & 1), frame.drop("_reach"))
+        for code, frame in out
+    )
+
+
+def prices_at(
+    rep: Repricing | None, multipliers: Sequence[Fraction]
+) -> list[tuple[pl.DataFrame, Totals]] | None:
+    """The settled runs and totals at each of ``multipliers`` — exactly those of
+    :func:`~contractlang.evaluate.variants.at_multiplier` — or ``None`` where the integer pass
+    would not be exact (a charge too large for it: then each is evaluated whole, and reports
+    what is out of range)."""
+    if rep is None:
+        return None
+    factors = [rep.base * m for m in multipliers]
+    reach = rep.high * max((f.numerator for f in factors), default=1)
+    if reach >= _INT128_ROOM:
+        return None
+    # 64-bit integers where every product, and twice every remainder, fits: twice as fast
+    narrow = (
+        reach < _INT64_ROOM and 2 * max((f.denominator for f in factors), default=1) < _INT64_ROOM
+    )
+    dtype: PolarsIntegerType = pl.Int64 if narrow else pl.Int128
+    s = rep.staged.result.settings
+    n = pl.col("n").cast(dtype)
+    lines = [
+        _rounded(n * pl.lit(f.numerator, dtype), f.denominator, s, dtype)
+        .cast(pl.Int128)
+        .sum()
+        .alias(f"_gross_{k}")
+        for k, f in enumerate(factors)
+    ]
+    charges = rep.numerators.lazy().group_by(_RUN).agg(lines).collect()
+    out = []
+    for k, m in enumerate(multipliers):
+        free = charges.select(_RUN, pl.col(f"_gross_{k}").alias("_free"))
+        runs = _settle(rep, free, _reached(rep, m))
+        out.append((runs, totals(runs, rep.staged.result.totals.allocations)))
+    return out
+
+
+def _reached(rep: Repricing, m: Fraction) -> pl.DataFrame:
+    """The reachable allocations' moved sums per run at ``m``, evaluated from the charge (each
+    group computing only the credits that can reach it; the others are none there at every
+    m)."""
+    staged = rep.staged
+    r = staged.result
+    s = r.settings
+    c = ContractClauses.of(r.contract, r.source_text)
+    lines = [f"credit_{k}_minor" for k in range(len(c.credits))]
+    cuts = [f"cap_{k}_minor" for k in range(len(staged.caps["allocation"]))]
+    pieces = []
+    for credits, frame in rep.reachable:
+        lf, _ = apply_rates(frame.lazy(), c, s, m, staged.price_places)
+        lf, _ = apply_credits(lf, c, s, only=credits)
+        lf, _ = apply_allocation_caps(lf, staged.caps["allocation"], s)
+        columns = ("run_id", "alloc_id", _RUN, "charge_minor", "credit_pool_minor", *lines, *cuts)
+        pieces.append(lf.select(columns))
+    if not pieces:
+        return pl.DataFrame(schema={_RUN: pl.UInt32, **dict.fromkeys(MOVED, pl.Int128)})
+    wide = collect_amounts(pl.concat(pieces), r.contract, staged.file, r.source_text)
+
+    def total(exprs: list[pl.Expr]) -> pl.Expr:
+        return pl.sum_horizontal(exprs or [pl.lit(0, pl.Int64)]).cast(pl.Int128).sum()
+
+    return wide.group_by(_RUN).agg(
+        gross_minor=total([pl.col("charge_minor")]),
+        credit_lines_minor=total([pl.col(x).fill_null(0) for x in lines]),
+        alloc_cap_minor=total([pl.col(x) for x in cuts]),
+        pool_minor=total([pl.col("credit_pool_minor")]),
+    )
+
+
+def _settle(rep: Repricing, free: pl.DataFrame, reached: pl.DataFrame) -> pl.DataFrame:
+    """The staged run sums with the moved ones at the multiplier (``free``: the charge lines
+    of allocations no credit reaches), checked to fit 64 bits, then the caps above and net."""
+    staged = rep.staged
+    r = staged.result
+    size = rep.sums.height
+
+    def per_run(frame: pl.DataFrame, column: str) -> pl.Series:
+        """``frame``'s ``column`` at each run's position (0 for a run it does not hold)."""
+        out = pl.zeros(size, dtype=pl.Int128, eager=True)
+        return out.scatter(frame[_RUN], frame[column]) if frame.height else out
+
+    moved = {x: per_run(reached, x) for x in MOVED}
+    moved["gross_minor"] = moved["gross_minor"] + per_run(free, "_free")
+    joined = rep.sums.with_columns(**moved)
+    runs = fit_sums(joined, SUMS, r.contract, staged.file, r.source_text)
+    runs, cuts = apply_caps_above(runs, staged.caps, r.settings)
+    return settle(runs, cuts, r.settings)
+
+
+def _never_negative(cap: ast.Cap) -> bool:
+    """Whether an allocation cap's limit is at least 0 wherever the charge is."""
+    pct = cap_percent(cap)
+    if pct is not None:
+        return pct >= 0
+    value = constant_value(cap.limit)
+    return value is not None and value >= 0
+
+
+def _numerator(lf: pl.LazyFrame, staged: Staged) -> tuple[pl.LazyFrame, pl.Expr, Fraction]:
+    """Each allocation's ``n = price × gpus × billable_us``, an exact integer (the picked price
+    as an integer of its own places), and the fraction that turns ``n`` into minor units."""
+    r = staged.result
+    s = r.settings
+    c = ContractClauses.of(r.contract, r.source_text)
+    lf, price = pick_rate(lf, c, s, chosen=True)
+    places = staged.price_places
+    unit = 10**places
+    n = (
+        (price.expr.cast(dec(places)) * pl.lit(unit, dtype=dec(0))).cast(pl.Int128)
+        * pl.col("gpus").cast(pl.Int128)
+        * pl.col("billable_us").cast(pl.Int128)
+    ).fill_null(0)
+    return lf, n, price.factor * MICROS * s.minor / unit
+
+
+def _rounded(
+    numerator: pl.Expr, denominator: int, s: Settings, dtype: PolarsIntegerType = pl.Int128
+) -> pl.Expr:
+    """``numerator / denominator`` (both ≥ 0) rounded to an integer by the contract's rule:
+    half away from zero, or half to even."""
+    d = pl.lit(denominator, dtype=dtype)
+    q, twice = numerator // d, (numerator % d) * 2
+    tie = twice == d
+    up = (twice > d) | (tie & (q % 2 == 1) if s.rounding == "half_even" else tie)
+    return q + up.cast(dtype)
