@@ -198,6 +198,9 @@ def test_the_command_writes_the_trace_and_reports(tmp_path: Path) -> None:
         (["--start", "2025-03-01T00:00Z", "--run-id", " "], "`--run-id` is empty"),
         (["--start", "2025-03-01T00:00Z", "--sku", ""], "`--sku` is empty"),
         (["--start", "2025-03-01T00:00Z", "--zone", " "], "`--zone` is empty"),
+        (["--start", "2025-03-01T00:00Z", "--run-id", "a\tb"], "holds a control character"),
+        (["--start", "2025-03-01T00:00Z", "--sku", "\x1b[31mH100"], "holds a control character"),
+        (["--start", "2025-03-01T00:00:00.0000001Z"], "more than 6 digits after the second"),
         # the trace, a minute long, placed where a trace cannot lie (1900-01-01 to 2199-12-31)
         (["--start", "2199-12-31T23:59:30Z"], "E609"),
         (["--start", "1899-12-31T23:59:00Z"], "E609"),

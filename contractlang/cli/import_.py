@@ -15,6 +15,7 @@ that cannot be imported, events that break a trace rule, a wrong flag), 3 intern
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -205,6 +206,11 @@ def register(app: typer.Typer) -> None:
         for flag, value in (("--run-id", run_id), ("--sku", sku), ("--zone", zone)):
             if value is not None and not value.strip():
                 raise usage_error(f"`{flag}` is empty", help=f"leave `{flag}` out to write none")
+            if value is not None and any(unicodedata.category(ch) == "Cc" for ch in value):
+                raise usage_error(
+                    f"`{flag} {value!r}` holds a control character",
+                    help="a name with a tab, newline or escape in it cannot be typed back",
+                )
         if run_id is None and not file.stem.strip():
             raise usage_error(
                 f"`{file}` has no name to make a run id of", help="give one with `--run-id ID`"

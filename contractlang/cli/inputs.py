@@ -111,7 +111,16 @@ def parse_open_at(value: str | None, flag: str = "--open-at") -> datetime | None
             f"`{flag} {value}` has no UTC offset",
             help="add `Z` or an offset such as `+00:00`",
         )
+    if _FINER_THAN_MICROS.search(value):  # Python reads them, cutting the digits after 6
+        raise usage_error(
+            f"`{flag} {value}` has more than 6 digits after the second",
+            help="times are kept to the microsecond: give at most 6 fractional digits",
+        )
     return ts
+
+
+#: A fraction of a second with more than 6 digits (finer than the microseconds a trace holds).
+_FINER_THAN_MICROS = re.compile(r"[.,][0-9]{7,}")
 
 
 @contextmanager

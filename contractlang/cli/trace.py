@@ -278,10 +278,10 @@ def _within_range(batch: pl.DataFrame, start: str | None) -> None:
     first, last = batch.select(first=pl.col("ts").min(), last=pl.col("ts").max()).row(0)
     if first >= MIN_TS and last < MAX_TS:
         return
-    outside = first if first < MIN_TS else last
+    outside = (first if first < MIN_TS else last).date().isoformat()  # 0001-01-17, not 1-01-17
     raise usage_error(
-        f"`--start {start}` puts generated events at {outside:%Y-%m-%d}, outside the times a "
-        f"trace holds ({TRACE_DAYS})",
+        f"`--start {start}` puts generated events at {outside}, outside the times a trace "
+        f"holds ({TRACE_DAYS})",
         help="the runs of a generated trace span about 80 days from `--start` (90 more per "
         "100,000 runs)",
     )
