@@ -1991,3 +1991,24 @@ def test_cli_unknown_contract_name_is_bad_input(tmp_path: Path, trace_file: Path
     assert diag["code"] == "E502"
     assert diag["message"] == "the terms have no contract `promise`"
     assert diag["help"] == "did you mean `promises`?"
+
+
+@pytest.mark.parametrize("limit", ["50 USD", "0.50 USD"])
+def test_a_run_without_allocations_is_cut_nothing_by_a_month_cap(limit: str) -> None:
+    # r0 never got an allocation: it settles in no month, its pool is 0 and so is its cut —
+    # whether or not r1's month is over its limit (credit 8 GPUs × 1.00 = 1.00 USD on r1; a
+    # 0.50 USD limit cuts 0.50 of it, a 50 USD limit nothing).
+    spot = f"""contract "c" {{ currency USD rate 3 USD per gpu_hour
+      credit "a" 1 USD when gpus > 1 gpus  cap credits at {limit} per month }}"""
+    events = [
+        started("r1", "a1", 0, gpus=8),
+        released("r1", "a1", 59),
+        requested("r0", 5),
+        accepted("r0", 10),
+    ]
+    runs = contract_result(spot, events).runs.sort("run_id")
+    cut = 50 if limit == "0.50 USD" else 0
+    assert runs.select("run_id", "pool_minor", "month_cap_0_minor").rows() == [
+        ("r0", 0, 0),
+        ("r1", 100 - cut, cut),
+    ]

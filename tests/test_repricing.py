@@ -5,12 +5,15 @@ rate's price written multiplied in its source text)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from fractions import Fraction
 from pathlib import Path
 
 import polars as pl
 import pytest
+from support.events import T0, Event, frame, released, started
 
+from contractlang.errors import ContractlangError
 from contractlang.evaluate.repricing import GROUPS, Repricing, prices_at, repricing
 from contractlang.evaluate.variants import Staged, at_multiplier, stage_contract
 from contractlang.pipeline.language import load_terms, terms_from_text
@@ -134,3 +137,80 @@ def test_charges_too_large_for_the_integer_pass_decline(
     _, rep = _split(THRESHOLD, facts)
     assert prices_at(rep, [Fraction(2**125)]) is None
     assert prices_at(None, [Fraction(1)]) is None
+
+
+def _facts_of(events: list[Event]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    return derive_facts(load_trace(frame(events))).collect()
+
+
+def test_a_line_within_a_hair_of_a_half_is_left_to_the_decimal_evaluation() -> None:
+    # 1.702277 USD per GPU-hour × 1.234567, 1 GPU, billed to the µs for 1,261,736,549,288 µs:
+    # exactly 1.702277 × 1.234567 × 1261736549288 / 3.6e9 × 100 = 73,656.4999999999999999997…
+    # cents, 2.2·10⁻²² USD short of a half. The decimal evaluation holds it at 20 places, where
+    # it is the half itself, and rounds it up to 73,657; the integer pass would round it down.
+    # The line is within 10⁻¹⁸ of a half, so the batch is declined and the search evaluates
+    # the multiplier whole.
+    us = 1_261_736_549_288
+    end = (T0 + timedelta(microseconds=us)).strftime("%Y-%m-%d %H:%M:%S.%f")
+    facts = _facts_of([started("r1", "a1", 0, gpus=1), released("r1", "a1", end)])
+    text = """contract "c" { currency USD rate 1.702277 USD per gpu_hour
+      billing increment 0.000001 seconds }"""
+    staged, rep = _split(text, facts)
+    m = Fraction("1.234567")
+    exact = Fraction("1.702277") * m * us / 3600 / 10**6 * 100
+    assert exact < Fraction(147313, 2)
+    assert Fraction(147313, 2) - exact < Fraction(1, 10**18)
+    assert at_multiplier(staged, m).totals.gross_minor == 73657
+    assert prices_at(rep, [m]) is None
+    assert prices_at(rep, [Fraction(3)]) is not None  # a line far from any half: priced
+
+
+def test_amounts_past_the_decimals_are_left_to_the_decimal_evaluation() -> None:
+    # 10,000,000 GPUs at 3 USD per GPU-hour × 10: the evaluation's tail, price × m × GPUs ×
+    # µs below an hour, passes the 38 digits of its decimals (E405); the integer pass would
+    # not notice, so it declines and the evaluation of the whole reports the allocation.
+    facts = _facts_of([started("r1", "a1", 0, gpus=10_000_000), released("r1", "a1", 59)])
+    staged, rep = _split('contract "c" { currency USD rate 3 USD per gpu_hour }', facts)
+    assert prices_at(rep, [Fraction(10)]) is None
+    with pytest.raises(ContractlangError, match=r"E405.*allocation `a1` of run `r1`"):
+        at_multiplier(staged, Fraction(10))
+
+
+def test_an_amount_too_large_among_the_reachable_allocations_declines() -> None:
+    # Two groups of reachable allocations overflow at 10×; the search evaluates the
+    # multiplier whole, whose E405 names the first allocation of the trace (a1), not the
+    # first of the largest group.
+    events = [started("r1", "a1", 0, gpus=10_000_000, sku="x"), released("r1", "a1", 59)]
+    for i in range(3):
+        events += [
+            started(f"r2{i}", f"b{i}", 0, gpus=10_000_000, sku="y"),
+            released(f"r2{i}", f"b{i}", 59),
+        ]
+    text = """contract "c" { currency USD rate 3 USD per gpu_hour
+      credit "x" 1 USD when sku == "x"  credit "y" 1 USD when sku == "y" }"""
+    staged, rep = _split(text, _facts_of(events))
+    assert rep.reachable_rows == 4
+    assert prices_at(rep, [Fraction(10)]) is None
+    with pytest.raises(ContractlangError, match="allocation `a1` of run `r1`"):
+        at_multiplier(staged, Fraction(10))
+
+
+def test_more_credits_than_bits_are_evaluated_whole(
+    facts: tuple[pl.DataFrame, pl.DataFrame],
+) -> None:
+    # 63 credits that reach nothing, then one that reaches every allocation: the reach of the
+    # 64th, 2⁶³, would not fit a 64-bit integer, so the split is not made; with one fewer
+    # credit it is, and prices as the decimal evaluation does.
+    dead = " ".join(f'credit "d{k}" 1 USD when gpus > 100000 gpus' for k in range(63))
+    text = (
+        f'contract "c" {{ currency USD rate 2 USD per gpu_hour {dead} '
+        'credit "live" 1 USD when gpus >= 1 gpus }'
+    )
+    terms = terms_from_text(text, "t.spot")
+    (contract,) = terms.contracts
+    staged = stage_contract(contract, *facts, terms.source_of(contract))
+    assert repricing(staged) is None
+    assert at_multiplier(staged, Fraction(3)).totals.credits_minor < 0  # the live one counts
+    fewer = text.replace('credit "d62" 1 USD when gpus > 100000 gpus ', "")  # 63 credits
+    (kept,) = terms_from_text(fewer, "t.spot").contracts
+    _assert_same(stage_contract(kept, *facts, None), [Fraction(3)])

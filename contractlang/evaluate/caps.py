@@ -170,7 +170,8 @@ def share_cut(
         {"_group": list(cut_of), "_cut": list(cut_of.values())},
         schema={"_group": narrow.schema["_group"], "_cut": pl.Int128},
     )
-    frame = narrow.join(cut_df, on="_group", how="left", maintain_order="left")
+    # (a run with no allocation settles in no month: its group is null, its pool 0, its cut 0)
+    frame = narrow.join(cut_df, on="_group", how="left", maintain_order="left", nulls_equal=True)
     total = pool.sum().over("_group")
     num = pl.col("_cut") * pool
     safe_total = pl.when(total == 0).then(1).otherwise(total)

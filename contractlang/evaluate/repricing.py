@@ -16,9 +16,19 @@ allocations split once, at the staged evaluation:
 - *the rest*: no credit line at any m, so the credit pool is 0 and an allocation cap cuts
   nothing (its limit is never below 0: checked, else this module declines). Their money is the
   charge line alone: ``round(n × m × f)`` with ``n`` = price × GPUs × billable µs an exact
-  integer and ``f`` one exact fraction — the same rounding of the same exact value the decimal
-  evaluation computes (the decimals' one difference, a cut at 20 places before the rounding,
-  cannot move a line: a value this close to a half is exactly a half).
+  integer and ``f`` one exact fraction.
+
+The decimal evaluation rounds the same exact value, once it has been held at 20 places (or at
+the price's own places times the multiplier's, when those are more): within 2·10⁻²⁰ of it (one
+cut of the tail's quotient and one of the cast to 20 places), so both round to the same line
+unless the exact value lies within that distance of a rounding half without being on it. A
+batch with a line within 10⁻¹⁸ of a half (checked exactly, in integers, where that can happen
+at all: a denominator finer than 10⁻¹⁸ of the minor unit) is declined; so is a multiplier whose
+places with the price's pass 20 (the cast would then cut the exact part too), and a batch whose
+decimals could pass their 38 digits (:func:`_fits_decimals`), which the decimal evaluation
+reports as E405 — declined, each multiplier is evaluated whole, which reports it. A multiplier
+whose evaluation finds an amount too large (E405) is declined the same way, so the message
+names the allocation or run the evaluation of the whole would name.
 
 Both halves' sums per run, with the staged run sums' other columns (which m does not move),
 are settled by the caps above the allocation as any evaluation is.
@@ -48,7 +58,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from contractlang.compile import MICROS, Env, condition, dec
+from contractlang.compile import MICROS, MONEY_SCALE, Env, condition, dec, lit_decimal
+from contractlang.errors import ContractlangError
 from contractlang.evaluate.billing import (
     ContractClauses,
     apply_credits,
@@ -76,6 +87,11 @@ MOVED = ("gross_minor", "credit_lines_minor", "alloc_cap_minor", "pool_minor")
 _INT128_ROOM = 2**125
 #: … and below which 64-bit integers hold every step of the rounding.
 _INT64_ROOM = 2**62
+#: The most credits whose reach the split keeps as bits of one 64-bit integer (2⁰ … 2⁶²).
+_MAX_CREDITS = 63
+#: The most places of the minor unit the rounding argument holds for (a half then has at most
+#: 19 places, within the 20 the decimals keep).
+_MAX_PRECISION = 18
 #: The row's position in the staged run sums (an integer key to group and join on).
 _RUN = "_run_pos"
 
@@ -125,6 +141,12 @@ class Repricing:
     high: int  # the largest ``n``
     base: Fraction  # ``f``: a charge line at m is ``n × m × f``, rounded
     sums: pl.DataFrame  # the staged run sums, in ``run_id`` order
+    #: the rest's largest price × GPUs (the price an integer of its places) and billable µs
+    price_gpus: int
+    longest_us: int
+    #: the price's per-µs factor (``n/d``: a billable time's remainder modulo ``d`` is the
+    #: decimal evaluation's tail)
+    per_us: Fraction
 
     @property
     def reachable_rows(self) -> int:
@@ -133,13 +155,17 @@ class Repricing:
 
 def repricing(staged: Staged) -> Repricing | None:
     """``staged`` split for :func:`prices_at`, or ``None`` where the integer pass cannot be
-    exact (a negative charge numerator, or an allocation cap whose limit could be below 0 —
-    the checker refuses both, E209): then each multiplier is evaluated whole."""
+    exact or the split cannot be kept: a negative price (a negative charge numerator), an
+    allocation cap whose limit could be below 0 (the checker refuses that, E209), more credits
+    than the bits of a 64-bit integer hold, or a precision past 18 places. Then each multiplier
+    is evaluated whole."""
     r = staged.result
     s = r.settings
     if not all(_never_negative(cap) for cap, _ in staged.caps["allocation"]):
         return None
     c = ContractClauses.of(r.contract, r.source_text)
+    if len(c.credits) > _MAX_CREDITS or s.precision > _MAX_PRECISION:
+        return None
     positions = staged.sums.select("run_id").with_row_index(_RUN)
     wide = r.allocations.join(positions, on="run_id", how="left", maintain_order="left")
     env = Env(columns=dict(wide.schema), promises=s.promise_exprs)
@@ -149,13 +175,26 @@ def repricing(staged: Staged) -> Repricing | None:
         or [pl.lit(0, pl.Int64)]
     )
     flagged = wide.with_columns(_reach=reach)
-    lf, n, base = _numerator(flagged.filter(pl.col("_reach") == 0).lazy(), staged)
-    numerators = lf.select(_RUN, n.alias("n")).collect()
-    low, high = numerators.select(low=pl.col("n").min(), high=pl.col("n").max()).row(0)
+    lf, n, base, units, per_us = _numerator(flagged.filter(pl.col("_reach") == 0).lazy(), staged)
+    numerators = lf.select(
+        _RUN,
+        n.alias("n"),
+        (units * pl.col("gpus").cast(pl.Int128)).fill_null(0).alias("_pg"),
+        pl.col("billable_us").alias("_us"),
+    ).collect()
+    low, high, price_gpus, longest = numerators.select(
+        pl.col("n").min().alias("low"),
+        pl.col("n").max().alias("high"),
+        pl.col("_pg").max(),
+        pl.col("_us").max(),
+    ).row(0)
     if (low or 0) < 0:
         return None
     groups = _groups(flagged.filter(pl.col("_reach") != 0))
-    return Repricing(staged, groups, numerators, high or 0, base, staged.sums)
+    return Repricing(
+        staged, groups, numerators.select(_RUN, "n"), high or 0, base, staged.sums,
+        price_gpus or 0, longest or 0, per_us,
+    )  # fmt: skip
 
 
 def _groups(reached: pl.DataFrame) -> tuple[tuple[frozenset[int], pl.DataFrame], ...]:
@@ -185,11 +224,16 @@ def prices_at(
     :func:`~contractlang.evaluate.variants.at_multiplier` — or ``None`` where the integer pass
     would not be exact (a charge too large for it: then each is evaluated whole, and reports
     what is out of range)."""
-    if rep is None:
+    if rep is None or not multipliers:
+        return None
+    places = rep.staged.price_places
+    if not _fits_decimals(rep, multipliers) or any(
+        places + lit_decimal(m)[1] > MONEY_SCALE for m in multipliers
+    ):
         return None
     factors = [rep.base * m for m in multipliers]
     reach = rep.high * max((f.numerator for f in factors), default=1)
-    if reach >= _INT128_ROOM:
+    if reach >= _INT128_ROOM or _near_a_half(rep, factors):
         return None
     # 64-bit integers where every product, and twice every remainder, fits: twice as fast
     narrow = (
@@ -209,9 +253,47 @@ def prices_at(
     out = []
     for k, m in enumerate(multipliers):
         free = charges.select(_RUN, pl.col(f"_gross_{k}").alias("_free"))
-        runs = _settle(rep, free, _reached(rep, m))
+        try:
+            runs = _settle(rep, free, _reached(rep, m))
+        except ContractlangError:  # E405: the evaluation of the whole names where
+            return None
         out.append((runs, totals(runs, rep.staged.result.totals.allocations)))
     return out
+
+
+def _fits_decimals(rep: Repricing, multipliers: Sequence[Fraction]) -> bool:
+    """Whether every decimal the evaluation of the allocations no credit reaches would hold
+    stays 100 times inside its 38 digits at every one of ``multipliers``: price × m × GPUs
+    times a tail below the per-µs factor's denominator, or times the whole units of the
+    longest billable time; at the scale the product is held (at least 20 places). Where it may
+    not, the evaluation of the whole reports E405."""
+    m = max(multipliers)
+    scale = max(MONEY_SCALE, rep.staged.price_places + max(lit_decimal(x)[1] for x in multipliers))
+    d, n = rep.per_us.denominator, max(rep.per_us.numerator, 1)
+    times = max(d, rep.longest_us // d + 1, 3600 * 10**6)
+    held = rep.price_gpus * m * times * n * 10 ** (scale - rep.staged.price_places)
+    minor = rep.high * rep.base * m  # the largest charge line, in minor units
+    return held < 10**36 and minor < _INT64_ROOM
+
+
+def _near_a_half(rep: Repricing, factors: Sequence[Fraction]) -> bool:
+    """Whether a charge line of the allocations no credit reaches lies within 10⁻¹⁸ of the
+    currency of a rounding half, without being on it, at one of ``factors``: where the decimal
+    evaluation's value, held at 20 places, may round the other way. With ``n × a / d`` the line
+    in minor units and ``r = n × a mod d``, that is ``0 < |2r − d| < 2d × minor / 10¹⁸``: only
+    a denominator that fine can have one, so most batches need no pass at all."""
+    minor = rep.staged.result.settings.minor
+    checks = []
+    for f in factors:
+        a, d = f.numerator, f.denominator
+        bound = -(-2 * d * minor // 10**18)  # ceil(2d·minor / 10^18)
+        if bound <= 1:
+            continue
+        off = (2 * ((pl.col("n") * pl.lit(a, pl.Int128)) % pl.lit(d, pl.Int128)) - d).abs()
+        checks.append(((off > 0) & (off < pl.lit(bound, pl.Int128))).any())
+    if not checks:
+        return False
+    return any(rep.numerators.select(checks).row(0))
 
 
 def _reached(rep: Repricing, m: Fraction) -> pl.DataFrame:
@@ -275,21 +357,23 @@ def _never_negative(cap: ast.Cap) -> bool:
     return value is not None and value >= 0
 
 
-def _numerator(lf: pl.LazyFrame, staged: Staged) -> tuple[pl.LazyFrame, pl.Expr, Fraction]:
+def _numerator(
+    lf: pl.LazyFrame, staged: Staged
+) -> tuple[pl.LazyFrame, pl.Expr, Fraction, pl.Expr, Fraction]:
     """Each allocation's ``n = price × gpus × billable_us``, an exact integer (the picked price
-    as an integer of its own places), and the fraction that turns ``n`` into minor units."""
+    as an integer of its own places), the fraction that turns ``n`` into minor units, the price
+    as that integer, and the price's factor per µs."""
     r = staged.result
     s = r.settings
     c = ContractClauses.of(r.contract, r.source_text)
     lf, price = pick_rate(lf, c, s, chosen=True)
     places = staged.price_places
     unit = 10**places
-    n = (
-        (price.expr.cast(dec(places)) * pl.lit(unit, dtype=dec(0))).cast(pl.Int128)
-        * pl.col("gpus").cast(pl.Int128)
-        * pl.col("billable_us").cast(pl.Int128)
-    ).fill_null(0)
-    return lf, n, price.factor * MICROS * s.minor / unit
+    units = (price.expr.cast(dec(places)) * pl.lit(unit, dtype=dec(0))).cast(pl.Int128)
+    n = (units * pl.col("gpus").cast(pl.Int128) * pl.col("billable_us").cast(pl.Int128)).fill_null(
+        0
+    )
+    return lf, n, price.factor * MICROS * s.minor / unit, units, price.factor * MICROS
 
 
 def _rounded(
