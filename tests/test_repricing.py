@@ -214,3 +214,61 @@ def test_more_credits_than_bits_are_evaluated_whole(
     fewer = text.replace('credit "d62" 1 USD when gpus > 100000 gpus ', "")  # 63 credits
     (kept,) = terms_from_text(fewer, "t.spot").contracts
     _assert_same(stage_contract(kept, *facts, None), [Fraction(3)])
+
+
+@pytest.mark.parametrize(
+    "rate",
+    [
+        "2.123456789 USD per gpu_hour",  # 9 places: the near-half check runs at each multiplier
+        "0.490983936 USD per gpu_minute",  # 2 × 10⁶⁰ … 64-bit at m = 0 alone would not hold n
+        "10 USD per gpu_hour / 3",  # 20 places: the price as an integer of them
+        # the generator's recorded prices (spot), else a list price
+        "trace.price per gpu_hour when capacity == spot rate 3.10 USD per gpu_hour",
+    ],
+)
+def test_fine_prices_at_several_multipliers(
+    facts: tuple[pl.DataFrame, pl.DataFrame], rate: str
+) -> None:
+    terms = terms_from_text(f'contract "c" {{ currency USD rate {rate} }}', "t.spot")
+    (contract,) = terms.contracts
+    staged = stage_contract(contract, *facts, terms.source_of(contract))
+    rep = repricing(staged)
+    for ms in ([Fraction(0)], [Fraction(2), Fraction(3)], MULTIPLIERS):
+        batch = prices_at(rep, ms)
+        if batch is None:  # declined: the search evaluates each whole (checked elsewhere)
+            continue
+        for m, (runs, t) in zip(ms, batch, strict=True):
+            slow = at_multiplier(staged, m)
+            assert t == slow.totals, (rate, m)
+            assert runs.equals(slow.runs), (rate, m)
+    if rate.startswith(("2.12", "0.49")):
+        assert prices_at(rep, [Fraction(2), Fraction(3)]) is not None  # not declined
+
+
+def test_a_price_with_many_places_on_a_long_allocation_is_not_wrapped() -> None:
+    # 40.000000000000000001 USD per GPU-hour (18 places) × 60,000 GPUs × about 4.8 years in
+    # µs: n = price × GPUs × µs passes 2¹²⁸, where 128-bit integers wrap; the split declines.
+    price, gpus = "40.000000000000000001", 60_000
+    units = int(price.replace(".", ""))
+    us = (2**128 + 2**124) // (units * gpus)
+    end = (T0 + timedelta(microseconds=us)).strftime("%Y-%m-%d %H:%M:%S.%f")
+    facts = _facts_of([started("r1", "a1", 0, gpus=gpus, price=price), released("r1", "a1", end)])
+    text = """contract "c" { currency USD rate trace.price per gpu_hour
+      billing increment 0.000001 seconds }"""
+    terms = terms_from_text(text, "t.spot")
+    (contract,) = terms.contracts
+    staged = stage_contract(contract, *facts, terms.source_of(contract))
+    assert units * gpus * staged.result.allocations["billable_us"][0] >= 2**128
+    assert repricing(staged) is None
+
+
+def test_lines_past_the_minor_units_decimals_decline() -> None:
+    # precision 10, 100 USD per GPU-hour, 1,000 GPUs for 400 minutes: 66,666.67 USD, 6.7·10¹⁴
+    # minor units at m = 1; × 2.5 it passes 10¹⁸ minor units, which a Decimal(38, 20) times
+    # the minor unit cannot hold (E405): the batch is declined.
+    facts = _facts_of([started("r1", "a1", 0, gpus=1000), released("r1", "a1", 400 * 60)])
+    text = 'contract "c" { currency USD precision 10 rate 100 USD per gpu_hour }'
+    staged, rep = _split(text, facts)
+    assert prices_at(rep, [Fraction(5, 2)]) is None
+    with pytest.raises(ContractlangError, match="E405"):
+        at_multiplier(staged, Fraction(5, 2))

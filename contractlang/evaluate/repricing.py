@@ -155,10 +155,11 @@ class Repricing:
 
 def repricing(staged: Staged) -> Repricing | None:
     """``staged`` split for :func:`prices_at`, or ``None`` where the integer pass cannot be
-    exact or the split cannot be kept: a negative price (a negative charge numerator), an
-    allocation cap whose limit could be below 0 (the checker refuses that, E209), more credits
-    than the bits of a 64-bit integer hold, or a precision past 18 places. Then each multiplier
-    is evaluated whole."""
+    exact or the split cannot be kept: a negative price (a negative charge numerator), a
+    numerator that could pass 128 bits (largest price × largest GPUs × longest billable time),
+    a price beyond the decimals at its places, an allocation cap whose limit could be below 0
+    (the checker refuses that, E209), more credits than the bits of a 64-bit integer hold, or
+    a precision past 18 places. Then each multiplier is evaluated whole."""
     r = staged.result
     s = r.settings
     if not all(_never_negative(cap) for cap, _ in staged.caps["allocation"]):
@@ -175,25 +176,29 @@ def repricing(staged: Staged) -> Repricing | None:
         or [pl.lit(0, pl.Int64)]
     )
     flagged = wide.with_columns(_reach=reach)
-    lf, n, base, units, per_us = _numerator(flagged.filter(pl.col("_reach") == 0).lazy(), staged)
-    numerators = lf.select(
-        _RUN,
-        n.alias("n"),
-        (units * pl.col("gpus").cast(pl.Int128)).fill_null(0).alias("_pg"),
-        pl.col("billable_us").alias("_us"),
-    ).collect()
-    low, high, price_gpus, longest = numerators.select(
-        pl.col("n").min().alias("low"),
-        pl.col("n").max().alias("high"),
-        pl.col("_pg").max(),
-        pl.col("_us").max(),
-    ).row(0)
-    if (low or 0) < 0:
+    lf, base, units, per_us = _numerator(flagged.filter(pl.col("_reach") == 0).lazy(), staged)
+    try:
+        parts = lf.select(_RUN, units.alias("_units"), "gpus", "billable_us").collect()
+    except pl.exceptions.PolarsError:  # a price beyond the decimals at its places
         return None
+    low, top, gpus, longest = parts.select(
+        pl.col("_units").min().alias("low"),
+        pl.col("_units").max().alias("top"),
+        pl.col("gpus").max(),
+        pl.col("billable_us").max(),
+    ).row(0)
+    low, top, gpus, longest = low or 0, top or 0, gpus or 0, longest or 0
+    # n = price × GPUs × µs is taken in 128 bits, which wrap: bound it by the largest of each
+    price_gpus = top * gpus
+    if low < 0 or price_gpus * longest >= _INT128_ROOM:
+        return None
+    n = pl.col("_units") * pl.col("gpus").cast(pl.Int128) * pl.col("billable_us").cast(pl.Int128)
+    numerators = parts.select(_RUN, n.fill_null(0).alias("n"))
+    (high,) = numerators.select(pl.col("n").max()).row(0)
     groups = _groups(flagged.filter(pl.col("_reach") != 0))
     return Repricing(
-        staged, groups, numerators.select(_RUN, "n"), high or 0, base, staged.sums,
-        price_gpus or 0, longest or 0, per_us,
+        staged, groups, numerators, int(high or 0), base, staged.sums, price_gpus, longest,
+        per_us,
     )  # fmt: skip
 
 
@@ -236,9 +241,8 @@ def prices_at(
     if reach >= _INT128_ROOM or _near_a_half(rep, factors):
         return None
     # 64-bit integers where every product, and twice every remainder, fits: twice as fast
-    narrow = (
-        reach < _INT64_ROOM and 2 * max((f.denominator for f in factors), default=1) < _INT64_ROOM
-    )
+    widest = max(rep.high, reach, 2 * max(f.denominator for f in factors))
+    narrow = widest < _INT64_ROOM
     dtype: PolarsIntegerType = pl.Int64 if narrow else pl.Int128
     s = rep.staged.result.settings
     n = pl.col("n").cast(dtype)
@@ -272,8 +276,9 @@ def _fits_decimals(rep: Repricing, multipliers: Sequence[Fraction]) -> bool:
     d, n = rep.per_us.denominator, max(rep.per_us.numerator, 1)
     times = max(d, rep.longest_us // d + 1, 3600 * 10**6)
     held = rep.price_gpus * m * times * n * 10 ** (scale - rep.staged.price_places)
-    minor = rep.high * rep.base * m  # the largest charge line, in minor units
-    return held < 10**36 and minor < _INT64_ROOM
+    # the largest charge line in minor units: held as a Decimal(38, 20) times the minor unit
+    minor = rep.high * rep.base * m
+    return held < 10**36 and minor < 10**17
 
 
 def _near_a_half(rep: Repricing, factors: Sequence[Fraction]) -> bool:
@@ -284,13 +289,14 @@ def _near_a_half(rep: Repricing, factors: Sequence[Fraction]) -> bool:
     a denominator that fine can have one, so most batches need no pass at all."""
     minor = rep.staged.result.settings.minor
     checks = []
-    for f in factors:
+    for k, f in enumerate(factors):
         a, d = f.numerator, f.denominator
         bound = -(-2 * d * minor // 10**18)  # ceil(2d·minor / 10^18)
         if bound <= 1:
             continue
         off = (2 * ((pl.col("n") * pl.lit(a, pl.Int128)) % pl.lit(d, pl.Int128)) - d).abs()
-        checks.append(((off > 0) & (off < pl.lit(bound, pl.Int128))).any())
+        near = (off > 0) & (off < pl.lit(bound, pl.Int128))
+        checks.append(near.any().alias(f"_half_{k}"))
     if not checks:
         return False
     return any(rep.numerators.select(checks).row(0))
@@ -359,21 +365,18 @@ def _never_negative(cap: ast.Cap) -> bool:
 
 def _numerator(
     lf: pl.LazyFrame, staged: Staged
-) -> tuple[pl.LazyFrame, pl.Expr, Fraction, pl.Expr, Fraction]:
-    """Each allocation's ``n = price × gpus × billable_us``, an exact integer (the picked price
-    as an integer of its own places), the fraction that turns ``n`` into minor units, the price
-    as that integer, and the price's factor per µs."""
+) -> tuple[pl.LazyFrame, Fraction, pl.Expr, Fraction]:
+    """The picked price as an exact integer of its own places (its decimal's unscaled value:
+    the places drop nothing, :func:`~contractlang.evaluate.billing.price_places`), the fraction
+    that turns ``n = price × gpus × billable_us`` into minor units, and the price's factor per
+    µs."""
     r = staged.result
     s = r.settings
     c = ContractClauses.of(r.contract, r.source_text)
     lf, price = pick_rate(lf, c, s, chosen=True)
     places = staged.price_places
-    unit = 10**places
-    units = (price.expr.cast(dec(places)) * pl.lit(unit, dtype=dec(0))).cast(pl.Int128)
-    n = (units * pl.col("gpus").cast(pl.Int128) * pl.col("billable_us").cast(pl.Int128)).fill_null(
-        0
-    )
-    return lf, n, price.factor * MICROS * s.minor / unit, units, price.factor * MICROS
+    units = price.expr.cast(dec(places)).to_physical()
+    return lf, price.factor * MICROS * s.minor / 10**places, units, price.factor * MICROS
 
 
 def _rounded(
