@@ -246,7 +246,7 @@ def _none(e: ast.NoneLit, env: Env) -> Val:
 def _unary(e: ast.Unary, env: Env) -> Val:
     v = compile_expr(e.operand, env)
     if e.op == "not":
-        return Val(~v.expr, "bool")
+        return Val(~truth(v), "bool")
     return Val(-v.expr, v.kind, v.scale, v.factor)
 
 
@@ -279,9 +279,15 @@ def _compare(e: ast.Compare, env: Env) -> Val:
 
 
 def _logic(e: ast.Logic, env: Env) -> Val:
-    a = compile_expr(e.left, env).expr
-    b = compile_expr(e.right, env).expr
+    a = truth(compile_expr(e.left, env))
+    b = truth(compile_expr(e.right, env))
     return Val(a & b if e.op == "and" else a | b, "bool")
+
+
+def truth(v: Val) -> pl.Expr:
+    """``v`` as a boolean: the literal ``none`` is a boolean none here (``true or none`` is
+    true, ``true and none`` none), not the decimal none it is beside a number."""
+    return pl.lit(None, dtype=pl.Boolean) if v.kind == "null" else v.expr
 
 
 def _in(e: ast.In, env: Env) -> Val:
@@ -394,4 +400,4 @@ def condition(when: ast.Expr | None, env: Env) -> pl.Expr:
     """A `when` as a boolean that is true only where the condition is true (none → false)."""
     if when is None:
         return pl.lit(True)
-    return compile_expr(when, env).expr.fill_null(False)
+    return truth(compile_expr(when, env)).fill_null(False)

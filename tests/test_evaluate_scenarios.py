@@ -2012,3 +2012,31 @@ def test_a_run_without_allocations_is_cut_nothing_by_a_month_cap(limit: str) -> 
         ("r0", 0, 0),
         ("r1", 100 - cut, cut),
     ]
+
+
+@pytest.mark.parametrize(
+    ("when", "credited"),
+    [
+        # Kleene logic, and a condition that is none does not hold
+        ("none", 0),
+        ("true or none", 2),
+        ("false or none", 0),
+        ("true and none", 0),
+        ("not none", 0),
+        ("gpus > 1 gpus or none", 1),  # a2 only (8 GPUs); a1's 1 GPU: false or none
+        ("not (gpus > 1 gpus and none)", 1),  # a1: not (false and none) = true; a2: none
+    ],
+)
+def test_the_literal_none_in_a_condition(when: str, credited: int) -> None:
+    # was exit 3: `none` compiled to a decimal none, which polars cannot `and`/`or`/`not`
+    spot = f"""contract "c" {{ currency USD rate 3 USD per gpu_hour
+      credit "k" 1 USD when {when} }}"""
+    events = [
+        started("r1", "a1", 0, gpus=1),
+        released("r1", "a1", 60),
+        started("r2", "a2", 0, gpus=8),
+        released("r2", "a2", 60),
+    ]
+    c = contract_result(spot, events)
+    # 1 USD per credited allocation
+    assert c.totals.credits_minor == -100 * credited

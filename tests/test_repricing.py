@@ -272,3 +272,13 @@ def test_lines_past_the_minor_units_decimals_decline() -> None:
     assert prices_at(rep, [Fraction(5, 2)]) is None
     with pytest.raises(ContractlangError, match="E405"):
         at_multiplier(staged, Fraction(5, 2))
+
+
+def test_a_condition_with_the_literal_none(facts: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+    # `none` in a condition's logic is a boolean none: the split's reach and the evaluation
+    # read it alike (it raised in the reach, a decimal none beside a boolean)
+    text = """contract "c" { currency USD rate 2 USD per gpu_hour
+      credit "a" 5 USD when (true or none) and gpus > 4 gpus
+      credit "b" 10% of charge when (false or none) or charge > 50 USD }"""
+    staged, _ = _split(text, facts)
+    _assert_same(staged, MULTIPLIERS)

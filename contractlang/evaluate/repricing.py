@@ -175,7 +175,10 @@ def repricing(staged: Staged) -> Repricing | None:
         [may_apply(x, env).cast(pl.Int64) * (1 << k) for k, x in enumerate(c.credits)]
         or [pl.lit(0, pl.Int64)]
     )
-    flagged = wide.with_columns(_reach=reach)
+    try:
+        flagged = wide.with_columns(_reach=reach)
+    except pl.exceptions.PolarsError:  # a conjunct that cannot be read alone: no split
+        return None
     lf, base, units, per_us = _numerator(flagged.filter(pl.col("_reach") == 0).lazy(), staged)
     try:
         parts = lf.select(_RUN, units.alias("_units"), "gpus", "billable_us").collect()
