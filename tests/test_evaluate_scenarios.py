@@ -2040,3 +2040,28 @@ def test_the_literal_none_in_a_condition(when: str, credited: int) -> None:
     c = contract_result(spot, events)
     # 1 USD per credited allocation
     assert c.totals.credits_minor == -100 * credited
+
+
+@pytest.mark.parametrize(
+    ("require", "value"),
+    [
+        ("share(none) >= 50%", None),  # no run has a value: no share
+        ("count(none) >= 1", Fraction(0)),
+        ("count(accepted or none) >= 1", Fraction(1)),  # r1 accepted: true; r2: none
+        ("share(accepted or none) >= 1%", Fraction(1)),  # 1 true of 1 known
+        ("share(accepted and none) >= 1%", Fraction(0)),  # r2: false and none = false
+    ],
+)
+def test_the_literal_none_counted_by_a_budget(require: str, value: Fraction | None) -> None:
+    # was exit 3, as in a condition
+    spot = f"""contract "c" {{ currency USD rate 3 USD per gpu_hour }}
+    budget "b" {{ require {require} }}"""
+    events = [
+        started("r1", "a1", 0, gpus=1),
+        released("r1", "a1", 60),
+        accepted("r1", 61),
+        started("r2", "a2", 0, gpus=1),
+        released("r2", "a2", 60),
+    ]
+    (c,) = evaluate_text(spot, events).contracts
+    assert c.budgets[0].requirements[0].value == value

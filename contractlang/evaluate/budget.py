@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import polars as pl
 
-from contractlang.compile import Env, compile_expr
+from contractlang.compile import Env, compile_expr, truth
 from contractlang.errors import InternalError
 from contractlang.evaluate.bounds import Bounded, decides, interval
 from contractlang.evaluate.quotients import Quotients, aggregate_quotients
@@ -160,9 +160,11 @@ def aggregate(call: ast.Call, runs: pl.DataFrame, env: Env) -> Value | Bounded:
     if any(isinstance(n, ast.Binary) and n.op == "/" for n in ast.walk(call.args[0])):
         return _aggregate_quotients(call, runs)
     val = compile_expr(call.args[0], env)
+    # a condition counted: the literal none is a boolean none (`share(none)` has no value)
+    expr = truth(val) if call.func in COUNTING_AGGREGATES else val.expr
     # one value per run, even for an argument without a column (`count(true)`): with_columns
     # broadcasts a literal where select would not
-    runs = runs.with_columns(val.expr.alias("_v")).select("_v")
+    runs = runs.with_columns(expr.alias("_v")).select("_v")
     v = pl.col("_v")
     if call.func in COUNTING_AGGREGATES:
         row = runs.select(
