@@ -193,7 +193,10 @@ def _quantity(e: ast.Quantity, env: Env) -> Val:
 
 def _per(e: ast.Per, env: Env) -> Val:
     amount = compile_expr(e.amount, env)
-    return Val(amount.expr, amount.kind, amount.scale, amount.factor / UNITS[e.unit].factor)
+    per = exact.unit_factor(e.unit)  # a unit of time, GPUs, …, or a currency code (1)
+    if per is None:
+        raise InternalError(f"no factor for the unit `{e.unit}`")
+    return Val(amount.expr, amount.kind, amount.scale, amount.factor / per)
 
 
 def _percent_of(e: ast.PercentOf, env: Env) -> Val:

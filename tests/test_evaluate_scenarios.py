@@ -48,6 +48,8 @@ from typer.testing import CliRunner
 from contractlang.cli.app import app
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.caps import RUN_GROSS_RULE
+from contractlang.evaluate.results import ContractResult
+from contractlang.pipeline.language import terms_from_text
 from contractlang.render.explain import explain_run
 from contractlang.render.json_report import render_json
 
@@ -2065,3 +2067,69 @@ def test_the_literal_none_counted_by_a_budget(require: str, value: Fraction | No
     ]
     (c,) = evaluate_text(spot, events).contracts
     assert c.budgets[0].requirements[0].value == value
+
+
+# Found by fuzzing the language (terms the checker accepts that evaluation could not run:
+# exit 3), each now evaluated as the terms read, or refused with its code.
+FUZZ_EVENTS = [
+    started("r1", "a1", 0, gpus=2),
+    reclaimed("r1", "a1", 90),
+    started("r1", "a2", 100, gpus=2),
+    released("r1", "a2", 220),
+    accepted("r1", 221),
+]
+FUZZ_BASE = 'contract "c" { currency USD rate 2 USD per gpu_hour %s }'
+
+
+def _net(clauses: str, budget: str = "") -> ContractResult:
+    return contract_result(FUZZ_BASE % clauses + budget, FUZZ_EVENTS)
+
+
+def test_per_a_currency_divides_by_one_unit_of_it() -> None:
+    # (2 USD × 1 USD per GPU-hour) per USD = 2 USD per GPU-hour: the same bill
+    per = contract_result(
+        'contract "c" { currency USD rate (2 USD * 1 USD per gpu_hour) per USD }', FUZZ_EVENTS
+    )
+    plain = _net("")
+    assert per.totals.gross_minor == plain.totals.gross_minor
+    # 2 GPUs × (90 + 120) min = 7 GPU-hours × 2 USD = 14.00
+    assert plain.totals.gross_minor == 1400
+    budget = ' budget "b" { require mean((net * 1 USD) per USD) <= 5 USD }'
+    measured = contract_result(FUZZ_BASE % "" + budget, FUZZ_EVENTS).budgets[0]
+    assert measured.requirements[0].value == Fraction(14)  # mean of one run's 14.00
+
+
+def test_a_cap_above_any_64_bit_pool_cuts_nothing() -> None:
+    # 10^17 USD is 10^19 cents, past a 64-bit integer: no pool reaches it
+    credit = 'credit "r" 50% of charge when end_reason == reclaimed'
+    capped = _net(f"{credit} cap credits at 100000000000000000 USD per run")
+    assert capped.totals.net_minor == _net(credit).totals.net_minor
+    # a1: 2 GPUs × 1.5 h × 2 USD = 6.00, credit 3.00; net 14.00 − 3.00 = 11.00
+    assert capped.totals.net_minor == 1100
+
+
+def test_a_percent_of_money_as_a_cap_limit_is_that_money() -> None:
+    # `50% of 2 USD` is 1 USD, not 50% of gross
+    credit = 'credit "r" 50% of charge when end_reason == reclaimed'
+    half = _net(f"{credit} cap credits at (50% of 2 USD) per allocation")
+    one = _net(f"{credit} cap credits at 1 USD per allocation")
+    assert half.totals.cap_cuts_minor == one.totals.cap_cuts_minor == 200  # 3.00 cut to 1.00
+
+
+@pytest.mark.parametrize("limit", ["(none)", "(1 USD * none)", "(min(none, 1 USD))"])
+def test_a_cap_limit_with_no_value_is_e209(limit: str) -> None:
+    with pytest.raises(ContractlangError, match=r"E209.*has no value"):
+        terms_from_text(FUZZ_BASE % f"cap credits at {limit} per month", "t.spot")
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        'credit "c" 1000000000000000 USD * (0.0000000001 * (1 / 3)) when true',
+        "rate 3 USD per gpu_hour when runtime < 1000000000000000 hours * (0.0000000001 * (1 / 3))",
+    ],
+)
+def test_a_constant_too_large_to_keep_is_e405_before_any_row(clause: str) -> None:
+    text = f'contract "c" {{ currency USD {clause} rate 2 USD per gpu_hour }}'
+    with pytest.raises(ContractlangError, match=r"E405.*too large to keep exactly$"):
+        contract_result(text, FUZZ_EVENTS)

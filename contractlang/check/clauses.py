@@ -232,7 +232,10 @@ class ClauseChecker:
             )
             return
         t = self.inf.infer(limit, ctx)
-        if t.failed or t.type.kind == "none":
+        if t.failed:
+            return
+        if t.type.kind == "none":
+            self.report.error("E209", "a cap limit has no value (it is `none`)", limit.span)
             return
         if not (t.type.is_numeric and t.type.dim == MONEY):
             self.report.error(
@@ -250,7 +253,12 @@ class ClauseChecker:
             )
         else:
             value = constant_value(limit)
-            if value is not None and value < 0:
+            if value is None:
+                self.report.error(
+                    "E209", "a cap limit has no value (it is `none`, or divides by zero)",
+                    limit.span,
+                )  # fmt: skip
+            elif value < 0:
                 self.report.error("E209", "a cap limit cannot be negative", limit.span)
 
     # -- lints

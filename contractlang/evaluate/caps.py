@@ -27,14 +27,18 @@ from contractlang.lang import ast
 from contractlang.lang.exact import constant_value
 from contractlang.lang.vocabulary import CAP_LEVELS, CapLevel
 
+_INT64_MAX = 2**63 - 1
+
 #: The label of the rule that always caps a run's credits at its gross.
 RUN_GROSS_RULE = "credits never exceed the run's gross"
 
 
 def cap_percent(cap: ast.Cap) -> Fraction | None:
-    """For ``cap credits at X% of gross``, X/100; None for a money limit."""
-    if isinstance(cap.limit, ast.PercentOf):
-        return Fraction(cap.limit.percent.value) / 100
+    """For ``cap credits at X% of gross``, X/100; None for a money limit (``50% of 2 USD`` is
+    one: 1 USD)."""
+    limit = cap.limit
+    if isinstance(limit, ast.PercentOf) and limit.operand == ast.Name("gross"):
+        return Fraction(limit.percent.value) / 100
     return None
 
 
@@ -54,7 +58,9 @@ def cap_limit(cap: ast.Cap, gross_minor: pl.Expr | int, s: Settings) -> pl.Expr 
     if value is None:
         raise InternalError("a checked cap limit evaluated to none")
     limit = floor_minor(value, s.minor)
-    return pl.lit(limit, pl.Int64) if isinstance(gross_minor, pl.Expr) else limit
+    if isinstance(gross_minor, pl.Expr):  # above any 64-bit pool, it cuts as the largest does
+        return pl.lit(min(limit, _INT64_MAX), pl.Int64)
+    return limit
 
 
 Caps = dict[CapLevel, list[tuple[ast.Cap, str]]]

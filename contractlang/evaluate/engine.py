@@ -40,6 +40,7 @@ from contractlang.evaluate.runs import SUMS, promises, run_sums, settle, totals
 from contractlang.evaluate.settings import Settings, read_settings
 from contractlang.evaluate.trace_checks import (
     MAX_NAMED,
+    amounts_kept,
     check_against_trace,
     check_chosen,
     check_priced,
@@ -112,8 +113,9 @@ def evaluate_contract(
     :func:`conclude` once over every run."""
     s = read_settings(contract)
     caps = caps_by_level(contract, source_text)
-    lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
-    wide, plan, warnings = allocation_amounts(lf, plan, caps, s, contract, file, source_text)
+    with amounts_kept(contract, file, source_text):
+        lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
+        wide, plan, warnings = allocation_amounts(lf, plan, caps, s, contract, file, source_text)
     sums = contract_run_sums(wide, run_facts, plan, s, contract, file, source_text)
     return settle_contract(contract, s, wide, plan, sums, caps, budgets, source_text, warnings)
 
@@ -213,8 +215,11 @@ def bill_allocations(
     shard."""
     s = read_settings(contract)
     caps = caps_by_level(contract, source_text)
-    lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
-    wide, plan, _ = allocation_amounts(lf, plan, caps, s, contract, file, source_text, priced=True)
+    with amounts_kept(contract, file, source_text):
+        lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
+        wide, plan, _ = allocation_amounts(
+            lf, plan, caps, s, contract, file, source_text, priced=True
+        )
     return Billed(contract, s, caps, plan, wide, file, source_text)
 
 

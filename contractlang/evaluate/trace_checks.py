@@ -6,7 +6,8 @@ allocation is priced by a rate (E401); and credits that computed below zero (W40
 from __future__ import annotations
 
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import polars as pl
 
@@ -166,8 +167,24 @@ def collect_amounts(
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
         if not _overflowed(exc):
             raise
-        where = _first_overflow(lf)
+        try:
+            where = _first_overflow(lf)
+        except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError):
+            where = None  # a constant overflows: no row to name
     raise too_large(contract, file, source_text, where)
+
+
+@contextmanager
+def amounts_kept(contract: ast.Contract, file: str, source_text: str | None) -> Iterator[None]:
+    """E405, with no allocation to name, for an amount too large to keep exactly that polars
+    finds while it plans the contract's columns — a constant of the terms (``1000000000000000
+    USD * (0.0000000001 * (1 / 3))``), before any row is read."""
+    try:
+        yield
+    except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
+        if not _overflowed(exc):
+            raise
+        raise too_large(contract, file, source_text, None) from None
 
 
 def too_large(

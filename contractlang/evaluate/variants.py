@@ -54,6 +54,7 @@ from contractlang.evaluate.engine import allocation_amounts, contract_run_sums, 
 from contractlang.evaluate.plan import AllocationPlan, term_label
 from contractlang.evaluate.results import ContractResult
 from contractlang.evaluate.settings import Settings, read_settings
+from contractlang.evaluate.trace_checks import amounts_kept
 from contractlang.lang import ast
 from contractlang.lang.numbers import MICROS_PER_SECOND
 
@@ -126,8 +127,9 @@ def stage_contract(
     caller), keeping what its variants reuse."""
     s = read_settings(contract)
     caps = caps_by_level(contract, source_text)
-    lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
-    wide, plan, warnings = allocation_amounts(lf, plan, caps, s, contract, file, source_text)
+    with amounts_kept(contract, file, source_text):
+        lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
+        wide, plan, warnings = allocation_amounts(lf, plan, caps, s, contract, file, source_text)
     sums = contract_run_sums(wide, run_facts, plan, s, contract, file, source_text)
     result = settle_contract(contract, s, wide, plan, sums, caps, (), source_text, warnings)
     return Staged(result, allocations, run_facts, sums, caps, file)
