@@ -3,7 +3,6 @@ with the small solver that tells when two conditions can never both hold."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -94,16 +93,6 @@ class _Constraint:
     high: tuple[Fraction, bool] | None = None
 
 
-def _conjuncts(expr: A.Expr | None) -> Iterator[A.Expr]:
-    if expr is None:
-        return
-    if isinstance(expr, A.Logic) and expr.op == "and":
-        yield from _conjuncts(expr.left)
-        yield from _conjuncts(expr.right)
-    else:
-        yield expr
-
-
 def _literal(expr: A.Expr) -> object | None:
     match expr:
         case A.Name(name=n) if is_member(expr):
@@ -184,7 +173,7 @@ def _provably_disjoint(first: A.Expr | None, second: A.Expr | None) -> bool:
     ``X`` and the other ``not X``; or both constrain one fact in ways no value meets
     (``end_reason == reclaimed`` / ``end_reason == failed``, ``runtime < 1 hour`` /
     ``runtime >= 1 hour``). False means "they may overlap"."""
-    a, b = list(_conjuncts(first)), list(_conjuncts(second))
+    a, b = A.conjuncts(first), A.conjuncts(second)
     for x in a:
         for y in b:
             if A.Unary("not", x) == y or A.Unary("not", y) == x:

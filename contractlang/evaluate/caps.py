@@ -25,9 +25,8 @@ from contractlang.evaluate.plan import CapCut, Term, term_label
 from contractlang.evaluate.settings import Settings, floor_minor
 from contractlang.lang import ast
 from contractlang.lang.exact import constant_value
+from contractlang.lang.numbers import INT64_MAX
 from contractlang.lang.vocabulary import CAP_LEVELS, CapLevel
-
-_INT64_MAX = 2**63 - 1
 
 #: The label of the rule that always caps a run's credits at its gross.
 RUN_GROSS_RULE = "credits never exceed the run's gross"
@@ -59,7 +58,7 @@ def cap_limit(cap: ast.Cap, gross_minor: pl.Expr | int, s: Settings) -> pl.Expr 
         raise InternalError("a checked cap limit evaluated to none")
     limit = floor_minor(value, s.minor)
     if isinstance(gross_minor, pl.Expr):  # above any 64-bit pool, it cuts as the largest does
-        return pl.lit(min(limit, _INT64_MAX), pl.Int64)
+        return pl.lit(min(limit, INT64_MAX), pl.Int64)
     return limit
 
 

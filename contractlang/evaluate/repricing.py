@@ -97,29 +97,22 @@ _RUN = "_run_pos"
 
 
 def reads_charge(expr: ast.Expr) -> bool:
-    """Whether ``expr`` reads a fact a price multiplier moves (see :func:`conjuncts`)."""
-    return any(isinstance(n, ast.Name) and n.name in CHARGE_FACTS for n in ast.walk(expr))
-
-
-def conjuncts(expr: ast.Expr) -> list[ast.Expr]:
-    """The operands of ``expr``'s top-level ``and``s, in source order.
+    """Whether ``expr`` reads a fact a price multiplier moves.
 
     >>> from contractlang import terms_from_text
     >>> terms = terms_from_text('''contract "c" { currency USD rate 1 USD per gpu_hour
     ...   credit "x" 5 USD when gpus > 8 gpus and (charge > 5 USD or attempt > 1)
     ...                         and sku == "a" }''')
-    >>> [reads_charge(e) for e in conjuncts(terms.contracts[0].clauses[-1].when)]
+    >>> [reads_charge(e) for e in ast.conjuncts(terms.contracts[0].clauses[-1].when)]
     [False, True, False]
     """
-    if isinstance(expr, ast.Logic) and expr.op == "and":
-        return [*conjuncts(expr.left), *conjuncts(expr.right)]
-    return [expr]
+    return any(isinstance(n, ast.Name) and n.name in CHARGE_FACTS for n in ast.walk(expr))
 
 
 def may_apply(credit: ast.Credit, env: Env) -> pl.Expr:
     """True where ``credit`` can apply at some multiplier: its conjuncts that read no charge
     fact all hold (every conjunct that reads one may hold at some m)."""
-    free = [c for c in conjuncts(credit.when) if not reads_charge(c)] if credit.when else []
+    free = [c for c in ast.conjuncts(credit.when) if not reads_charge(c)]
     return pl.all_horizontal([condition(c, env) for c in free]) if free else pl.lit(True)
 
 
@@ -140,7 +133,6 @@ class Repricing:
     numerators: pl.DataFrame  # the rest: the run's position and ``n`` (Int128)
     high: int  # the largest ``n``
     base: Fraction  # ``f``: a charge line at m is ``n × m × f``, rounded
-    sums: pl.DataFrame  # the staged run sums, in ``run_id`` order
     #: the rest's largest price × GPUs (the price an integer of its places) and billable µs
     price_gpus: int
     longest_us: int
@@ -200,8 +192,7 @@ def repricing(staged: Staged) -> Repricing | None:
     (high,) = numerators.select(pl.col("n").max()).row(0)
     groups = _groups(flagged.filter(pl.col("_reach") != 0))
     return Repricing(
-        staged, groups, numerators, int(high or 0), base, staged.sums, price_gpus, longest,
-        per_us,
+        staged, groups, numerators, int(high or 0), base, price_gpus, longest, per_us,
     )  # fmt: skip
 
 
@@ -243,7 +234,7 @@ def prices_at(
     reach = rep.high * max((f.numerator for f in factors), default=1)
     if reach >= _INT128_ROOM or _near_a_half(rep, factors):
         return None
-    # 64-bit integers where every product, and twice every remainder, fits: twice as fast
+    # 64-bit integers where every product, and twice every remainder, fits (faster)
     widest = max(rep.high, reach, 2 * max(f.denominator for f in factors))
     narrow = widest < _INT64_ROOM
     dtype: PolarsIntegerType = pl.Int64 if narrow else pl.Int128
@@ -342,7 +333,7 @@ def _settle(rep: Repricing, free: pl.DataFrame, reached: pl.DataFrame) -> pl.Dat
     of allocations no credit reaches), checked to fit 64 bits, then the caps above and net."""
     staged = rep.staged
     r = staged.result
-    size = rep.sums.height
+    size = rep.staged.sums.height
 
     def per_run(frame: pl.DataFrame, column: str) -> pl.Series:
         """``frame``'s ``column`` at each run's position (0 for a run it does not hold)."""
@@ -351,7 +342,7 @@ def _settle(rep: Repricing, free: pl.DataFrame, reached: pl.DataFrame) -> pl.Dat
 
     moved = {x: per_run(reached, x) for x in MOVED}
     moved["gross_minor"] = moved["gross_minor"] + per_run(free, "_free")
-    joined = rep.sums.with_columns(**moved)
+    joined = rep.staged.sums.with_columns(**moved)
     runs = fit_sums(joined, SUMS, r.contract, staged.file, r.source_text)
     runs, cuts = apply_caps_above(runs, staged.caps, r.settings)
     return settle(runs, cuts, r.settings)

@@ -19,6 +19,7 @@ from contractlang.evaluate.plan import AllocationPlan
 from contractlang.evaluate.settings import read_settings
 from contractlang.lang import ast
 from contractlang.lang.facts import FACTS, TRACE_PREFIX
+from contractlang.lang.numbers import INT64_MAX
 from contractlang.lang.terms import Terms
 from contractlang.trace.columns import describe
 from contractlang.trace.schema import COLUMNS
@@ -217,14 +218,11 @@ def fit_sums(
 ) -> pl.DataFrame:
     """``columns`` (128-bit sums) as 64-bit integers, or E405 naming the first run whose sum
     does not fit."""
-    fits = pl.all_horizontal(pl.col(c).abs() <= _INT64_MAX for c in columns)
+    fits = pl.all_horizontal(pl.col(c).abs() <= INT64_MAX for c in columns)
     over = runs.filter(~fits)
     if over.height:
         raise too_large(contract, file, source_text, f"run `{over['run_id'].sort()[0]}`")
     return runs.with_columns(pl.col(*columns).cast(pl.Int64))
-
-
-_INT64_MAX = 2**63 - 1
 
 
 def _overflowed(exc: Exception) -> bool:

@@ -453,6 +453,15 @@ def reads(expr: Expr | None, name: str) -> bool:
     return expr is not None and any(isinstance(n, Name) and n.name == name for n in walk(expr))
 
 
+def conjuncts(expr: Expr | None) -> list[Expr]:
+    """The operands of ``expr``'s top-level ``and``s, in source order (none for no ``expr``)."""
+    if expr is None:
+        return []
+    if isinstance(expr, Logic) and expr.op == "and":
+        return [*conjuncts(expr.left), *conjuncts(expr.right)]
+    return [expr]
+
+
 def walk(expr: Expr) -> list[Expr]:
     """``expr`` and every expression below it, depth first, in source order."""
     out: list[Expr] = []

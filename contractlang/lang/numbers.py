@@ -22,6 +22,8 @@ from decimal import Decimal
 from fractions import Fraction
 
 MICROS_PER_SECOND = 1_000_000
+#: The largest 64-bit integer: minor units and sums are kept as ``Int64``.
+INT64_MAX = 2**63 - 1
 MICROS_PER_HOUR = 3600 * MICROS_PER_SECOND
 
 #: The earliest timestamp a trace may hold (inclusive).
