@@ -1998,8 +1998,9 @@ def test_cli_unknown_contract_name_is_bad_input(tmp_path: Path, trace_file: Path
 @pytest.mark.parametrize("limit", ["50 USD", "0.50 USD"])
 def test_a_run_without_allocations_is_cut_nothing_by_a_month_cap(limit: str) -> None:
     # r0 never got an allocation: it settles in no month, its pool is 0 and so is its cut —
-    # whether or not r1's month is over its limit (credit 8 GPUs × 1.00 = 1.00 USD on r1; a
-    # 0.50 USD limit cuts 0.50 of it, a 50 USD limit nothing).
+    # whether or not r1's month is over its limit. r1: a1's 8 GPUs > 1, so its credit is the
+    # flat 1.00 USD (100 cents; gross 8 × 59/60 h × 3 USD = 23.60, so the run gross cap does not
+    # cut); a 0.50 USD month limit cuts 50 of the 100 cents, a 50 USD one nothing.
     spot = f"""contract "c" {{ currency USD rate 3 USD per gpu_hour
       credit "a" 1 USD when gpus > 1 gpus  cap credits at {limit} per month }}"""
     events = [
