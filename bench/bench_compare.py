@@ -16,7 +16,7 @@ to Parquet once, untimed. Each step then runs in a fresh child process (this scr
   evaluate of the rulesets is measuring the budgets);
 - ``compare``: `contractlang.compare.compare` of the same, without attribution;
 - ``attribute``: the same with attribution, timed by phase from its progress messages: the
-  price to pass (every ``pricing …`` phase) and the rest.
+  price to pass (every ``pricing …`` phase), each draft's, and the rest.
 
 Every step's figures are checked equal: each contract's net, and each budget requirement's
 value, in compare and evaluate. Targets, reported and not enforced: compare ≤ 1.5× evaluate,
@@ -61,14 +61,16 @@ def run_step(step: str, trace: Path, out: Path) -> None:
     from contractlang.pipeline.evaluation import evaluate  # noqa: PLC0415
 
     phases: dict[str, float] = defaultdict(float)
+    by_draft: dict[str, float] = defaultdict(float)  # the price search of each draft
     last: list[Any] = [None, time.perf_counter()]
 
     def progress(message: str) -> None:
         now = time.perf_counter()
         if last[0] is not None:
-            phases["price to pass" if last[0].startswith("pricing") else "the rest"] += (
-                now - last[1]
-            )
+            pricing = last[0].startswith("pricing ")
+            phases["price to pass" if pricing else "the rest"] += now - last[1]
+            if pricing:  # "pricing NAME at 0×, 0.5×, …"
+                by_draft[last[0].removeprefix("pricing ").rsplit(" at ", 1)[0]] += now - last[1]
         last[0], last[1] = message, now
 
     start = time.perf_counter()
@@ -85,6 +87,7 @@ def run_step(step: str, trace: Path, out: Path) -> None:
     record = {"seconds": seconds, "peak_kb": peak_rss_kb(), "figures": result}
     if step == "attribute":
         record["price_seconds"] = phases["price to pass"]
+        record["price_by_draft"] = dict(by_draft)
     out.write_text(json.dumps(record), encoding="utf-8")
 
 
@@ -126,6 +129,10 @@ def main() -> int:
         ("compare", results["compare"]["seconds"], results["compare"]["peak_kb"]),
         ("compare --attribute", results["attribute"]["seconds"], results["attribute"]["peak_kb"]),
         ("  of which the price to pass", results["attribute"]["price_seconds"], None),
+    ]
+    rows += [
+        (f"    {name}", seconds, None)
+        for name, seconds in sorted(results["attribute"]["price_by_draft"].items())
     ]
     for label, seconds, peak in rows:
         gb = f"{peak / 1024 / 1024:.2f}" if peak is not None else ""
