@@ -6,9 +6,9 @@ The adapters read columns, not rows: each check is a polars expression over ever
 what only Python can decide (a JSON object, a time zone, a spelling) is decided once for each
 distinct value — a month of hourly lines has a few hundred distinct times, not a million.
 
->>> s = pl.Series(["  Usage ", "NULL", "null", "", "x"])
->>> s.to_frame("v").select(stripped(pl.col("v")), null=is_null(pl.col("v"))).rows()
-[('Usage', False), ('NULL', True), ('null', True), ('', True), ('x', False)]
+>>> values, written = value_series(pl.Series(["  Usage ", "NULL", "null", "", "x"]))
+>>> values.to_list(), written.to_list()
+(['Usage', None, None, None, 'x'], [False, True, True, False, False])
 """
 
 from __future__ import annotations
@@ -36,19 +36,9 @@ NULLS = tuple(
 )
 
 
-def stripped(expr: pl.Expr) -> pl.Expr:
-    """``expr`` with blanks around it removed, as ``str.strip`` removes them."""
-    return expr.str.strip_chars(WHITESPACE)
-
-
-def is_null(expr: pl.Expr) -> pl.Expr:
-    """FOCUS writes null as ``NULL`` (any case); exports also write empty strings, or blanks."""
-    s = stripped(expr)
-    return (s == "") | s.is_in(NULLS)
-
-
 def strip_series(s: pl.Series) -> pl.Series:
-    """:func:`stripped` of a whole column, faster: polars' own strip (Unicode whitespace, which
+    """A whole column with blanks around its values removed, as ``str.strip`` removes them,
+    fast: polars' own strip (Unicode whitespace, which
     is Python's but for four separators), and Python's set only when a value still ends in one
     of those four."""
     quick = s.str.strip_chars()
@@ -58,8 +48,9 @@ def strip_series(s: pl.Series) -> pl.Series:
 
 
 def value_series(s: pl.Series) -> tuple[pl.Series, pl.Series]:
-    """A column's values stripped, null where they are null by :func:`is_null`; and whether
-    each null was written (``NULL``), not empty."""
+    """A column's values stripped, null where they are null — FOCUS writes null as ``NULL``
+    (any case); exports also write empty strings, or blanks — and whether each null was
+    written (``NULL``), not empty."""
     text = strip_series(s)
     null = (text == "") | text.is_in(NULLS)
     return pl.select(pl.when(null).then(None).otherwise(text)).to_series().rename(s.name), (
