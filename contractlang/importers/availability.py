@@ -73,8 +73,10 @@ def import_availability(
     the module docstring)."""
     p = Path(path)
     name = str(p)
+    csv_text = None
     if p.suffix.lower() == ".csv" and p.is_file():
-        require_line_end(name, read_text(p))  # a Bamboo file cut short (I003)
+        csv_text = read_text(p)
+        require_line_end(name, csv_text)  # a Bamboo file cut short (I003)
     a = read_availability(p)
     _check_span(a, start, name)
     made = allocations_of(a)
@@ -102,7 +104,7 @@ def import_availability(
         c.rows_read = ticks
         c.mapped("ticks of capacity", ticks, one="tick of capacity")
     else:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        lines = (csv_text if csv_text is not None else p.read_text(encoding="utf-8")).splitlines()
         blank = [n for n, line in enumerate(lines, start=1) if not line.strip()]
         c.rows_read = len(lines)
         c.mapped("add/remove rows", len(lines) - len(blank), one="add/remove row")
@@ -115,8 +117,7 @@ def import_availability(
         ("allocations held to the end (released)", f"{(ends == 'released').sum():,}"),
         ("share of the time with an instance", f"{float(a.available_fraction(1)):.2%}"),
     ]
-    allocations = int((frame.get_column("event") == "started").sum())
-    report = c.report(events=frame.height, runs=trace.summary.runs, allocations=allocations)
+    report = c.report(events=frame.height, runs=trace.summary.runs, allocations=made)
     return ImportResult(frame, trace, report)
 
 
