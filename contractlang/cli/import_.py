@@ -231,10 +231,11 @@ _PRICE = re.compile(r"[0-9]{1,20}(\.[0-9]{1,18})?")
 
 
 def _price(text: str | None) -> Decimal | None:
-    """``--price``: a plain decimal of ASCII digits, below 10^20, at most 18 places."""
+    """``--price``: a plain decimal of ASCII digits, at most 20 before the point (below 10^20,
+    what a trace's ``price`` holds) and 18 after."""
     if text is None:
         return None
-    if _PRICE.fullmatch(text.strip()) is None or Decimal(text.strip()) >= Decimal(10) ** 20:
+    if _PRICE.fullmatch(text.strip()) is None:
         raise usage_error(
             f"`--price {text}` is not a price per GPU-hour",
             help="a decimal of at least 0 and below 10^20 with at most 18 places, e.g. 2.50",
