@@ -219,6 +219,13 @@ def test_invoice_money_set_aside_by_a_quarantine_is_not_hidden(tmp_path: Path) -
         "not reconciled: 3 invoice lines (1.10 USD, 1 line with no readable amount) of 2 runs "
         "set aside by `--on-invalid quarantine`;"
     ) in text
+    # the Markdown report says the same, unreadable line and all
+    md = tmp_path / "r.md"
+    run("reconcile", tmp_path / "c.spot", trace, *q, "--report", md)
+    assert (
+        "Not reconciled: 3 invoice lines (1.10 USD, 1 line with no readable amount) of 2 runs "
+        "set aside by --on-invalid quarantine."
+    ) in " ".join(md.read_text(encoding="utf-8").split())
     again = run("reconcile", tmp_path / "c.spot", trace, *q, "--format", "json")
     doc = json.loads(again.stdout)
     assert doc["discrepancy"] is False  # among the lines compared

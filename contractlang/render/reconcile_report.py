@@ -13,7 +13,7 @@ from pathlib import Path
 
 from contractlang.reconcile.model import STATUSES, Reconciliation
 from contractlang.render.numbers import counted
-from contractlang.render.reconcile_text import discrepancy_lines, dispute_rows
+from contractlang.render.reconcile_text import aside_amount, discrepancy_lines, dispute_rows
 from contractlang.render.reconcile_words import money_text
 from contractlang.render.report.render import environment, markdown_text
 
@@ -47,8 +47,8 @@ def _views(r: Reconciliation) -> list[ContractView]:
         if r.set_aside is not None:
             a = r.set_aside
             aside = (
-                f"Not reconciled: {counted(a.lines, 'invoice line')} ({m(a.amount)} "
-                f"{s.currency}) of {counted(a.runs, 'run')} set aside by "
+                f"Not reconciled: {counted(a.lines, 'invoice line')} "
+                f"{aside_amount(a, m, s.currency)} of {counted(a.runs, 'run')} set aside by "
                 "--on-invalid quarantine."
             )
         out.append(

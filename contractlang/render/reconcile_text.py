@@ -74,11 +74,17 @@ def render_contract(c: ContractReconciliation, r: Reconciliation) -> str:
     return "\n".join(out) + "\n"
 
 
-def _set_aside(s: SetAside, money: Money, cur: str) -> list[str]:
-    """The invoice money a quarantine kept out of the comparison: the analyst must see it."""
-    amount = f"({money(s.amount)} {cur}" + (
+def aside_amount(s: SetAside, money: Money, cur: str) -> str:
+    """``(12.00 USD)``, or ``(12.00 USD, 1 line with no readable amount)``: the money of the
+    lines a quarantine set aside (the terminal's and the reports' words)."""
+    return f"({money(s.amount)} {cur}" + (
         f", {counted(s.unreadable, 'line')} with no readable amount)" if s.unreadable else ")"
     )
+
+
+def _set_aside(s: SetAside, money: Money, cur: str) -> list[str]:
+    """The invoice money a quarantine kept out of the comparison: the analyst must see it."""
+    amount = aside_amount(s, money, cur)
     chunks = [
         *words(f"not reconciled: {counted(s.lines, 'invoice line')}"),
         *words(amount),
