@@ -249,8 +249,7 @@ class Reconciliation:
     def sources(self) -> Sources:
         """The trace's files: :attr:`Comparison.invoice_rows` are rows of them all, numbered
         on from one file to the next (``sources.locate(row)`` gives the file and its row)."""
-        trace = self.evaluation.trace
-        return trace.sources or Sources.of(trace.source)
+        return self.evaluation.trace.files
 
     @property
     def has_discrepancy(self) -> bool:

@@ -54,10 +54,15 @@ class Trace:
     #: the files the trace was read from, and where each one's rows begin in ``row``
     sources: Sources | None = None
 
+    @property
+    def files(self) -> Sources:
+        """The files the trace was read from (one, named ``source``, when none were listed)."""
+        return self.sources or Sources.of(self.source)
+
     def locate(self, row: int) -> tuple[str, int]:
         """The file a row of ``events`` came from, and its row there (data rows from 1): over
         several files, ``row`` numbers them on from one file to the next."""
-        return (self.sources or Sources.of(self.source)).locate(row)
+        return self.files.locate(row)
 
     def as_frame(self) -> pl.DataFrame:
         """The events as a trace in the design's schema, in file order: the loader's own
