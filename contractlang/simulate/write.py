@@ -1,10 +1,9 @@
 """Frames made one batch at a time, streamed into one Parquet file: memory holds a batch, not
 the trace.
 
-Polars' streaming engine pulls the batches from a Python generator (an IO source,
-``polars.io.plugins.register_io_source``) and sinks them to zstd Parquet in order, so the
-same batches give the same bytes. The file is written beside its target and renamed into
-place, so a failed write leaves no half-written file; a failure to write is ``E501``.
+The batches stream through :func:`~contractlang.trace.sink.sink_batches`. The file is written
+beside its target and renamed into place, so a failed write leaves no half-written file; a
+failure to write is ``E501``.
 """
 
 from __future__ import annotations
@@ -16,46 +15,26 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
-from polars.io.plugins import register_io_source
 
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
+from contractlang.trace.sink import sink_batches
 
 
 def write_batches(
     path: Path, schema: dict[str, pl.DataType], batches: Callable[[], Iterator[pl.DataFrame]]
 ) -> int:
-    """Write every frame of ``batches()`` (each with ``schema``) to ``path``; the rows written.
+    """Write every frame of ``batches()`` (each with ``schema``) to ``path``, beside it first
+    and renamed into place; the rows written.
 
     An exception raised while making a batch is raised here as it was, not as a polars error.
     """
-    rows = 0
-    failure: list[BaseException] = []
-
-    def source(
-        with_columns: list[str] | None,
-        predicate: pl.Expr | None,
-        n_rows: int | None,
-        batch_size: int | None,
-    ) -> Iterator[pl.DataFrame]:
-        nonlocal rows
-        try:
-            for frame in batches():
-                rows += frame.height
-                yield frame if with_columns is None else frame.select(with_columns)
-        except Exception as exc:
-            failure.append(exc)
-            raise
-
-    frame = register_io_source(source, schema=schema, validate_schema=True)
     partial = path.with_name(f".{path.name}.partial")
     try:
-        frame.sink_parquet(partial, compression="zstd", statistics=True, maintain_order=True)
+        rows = sink_batches(partial, schema, batches)
         os.replace(partial, path)
     except Exception as exc:
         partial.unlink(missing_ok=True)
-        if failure:
-            raise failure[0] from None
         if isinstance(exc, (OSError, pl.exceptions.PolarsError)):
             raise cannot_write(path, exc) from None
         raise

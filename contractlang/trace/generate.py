@@ -20,7 +20,6 @@ the same frame, and the same bytes when written with :func:`write_trace`.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,6 +30,7 @@ import polars as pl
 
 from contractlang.lang.frames import TIMESTAMP
 from contractlang.trace.schema import EVENTS
+from contractlang.trace.sink import sink_batches
 
 I64 = npt.NDArray[np.int64]
 Bool = npt.NDArray[np.bool_]
@@ -127,29 +127,32 @@ def generate_batches(
 def write_batches(
     batches: Iterable[pl.DataFrame], path: str | Path, *, kind: str | None = None
 ) -> tuple[int, int]:
-    """Write the batches as one trace (as :func:`write_trace`: Parquet streamed from a part
-    per batch in a folder beside ``path``, CSV and NDJSON appended); the events and the
-    allocations written."""
+    """Write the batches (each with the columns of :data:`GENERATED_SCHEMA`) as one trace, as
+    :func:`write_trace` does: Parquet streamed batch by batch into the one file, CSV and
+    NDJSON appended; the events and the allocations written."""
     p = Path(path)
     ext = kind or p.suffix.lower()
-    events = allocations = 0
     if ext not in (".parquet", ".pq", ".csv", ".ndjson", ".jsonl"):
         raise ValueError(f"unknown trace extension `{ext}` (use .parquet, .csv or .ndjson)")
-    with tempfile.TemporaryDirectory(prefix=f".{p.name}.", dir=p.parent) as tmp:
-        parts: list[Path] = []
-        with p.open("wb") as out:
-            for k, batch in enumerate(batches):
-                events += batch.height
-                allocations += int((batch.get_column("event") == "started").sum())
-                if ext in (".parquet", ".pq"):
-                    parts.append(Path(tmp) / f"part-{k:05d}.parquet")
-                    batch.write_parquet(parts[-1], compression="zstd", statistics=True)
-                elif ext == ".csv":
-                    batch.write_csv(out, include_header=k == 0)
-                else:
-                    batch.write_ndjson(out)
-        if parts:
-            pl.scan_parquet(parts).sink_parquet(p, compression="zstd", statistics=True)
+    allocations = 0
+
+    def counted() -> Iterator[pl.DataFrame]:
+        nonlocal allocations
+        for batch in batches:
+            allocations += int((batch.get_column("event") == "started").sum())
+            yield batch
+
+    if ext in (".parquet", ".pq"):
+        events = sink_batches(p, GENERATED_SCHEMA, counted)
+        return events, allocations
+    events = 0
+    with p.open("wb") as out:
+        for k, batch in enumerate(counted()):
+            events += batch.height
+            if ext == ".csv":
+                batch.write_csv(out, include_header=k == 0)
+            else:
+                batch.write_ndjson(out)
     return events, allocations
 
 
