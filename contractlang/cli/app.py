@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from typer.core import TyperArgument
 
+from contractlang.cli import values
 from contractlang.version import __version__
 
 
@@ -30,6 +31,7 @@ def _usage_name(self: TyperArgument) -> str:
 _typer_usage_name = TyperArgument._usage_display_name
 TyperArgument.display_type_rich = _no_python_types  # type: ignore[method-assign,assignment]
 TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
+values.install()  # plain values converted without pydantic (start-up: cli/values.py)
 
 HELP = (
     "Evaluate spot GPU contract terms against usage traces.\n\n"
