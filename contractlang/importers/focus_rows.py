@@ -40,7 +40,7 @@ from contractlang.importers.frame import MONEY, SOURCE_ROW, TRACE_DTYPES
 from contractlang.importers.localtime import parse_timestamp
 from contractlang.importers.result import Collector, Reject
 from contractlang.lang.frames import TIMESTAMP
-from contractlang.lang.numbers import EXACT
+from contractlang.lang.numbers import EXACT, counted
 from contractlang.trace.schema import COLUMNS, REQUIRED_COLUMNS
 from contractlang.trace.sums import exact_total, sum_parts
 
@@ -419,7 +419,7 @@ class _Rows:
         for cat in fv.CHARGE_CATEGORIES:
             if cat in by_category:
                 n, total = by_category[cat]
-                self.c.facts.append((f"BilledCost of {cat} ({_rows(n)})", total))
+                self.c.facts.append((f"BilledCost of {cat} ({counted(n, 'row')})", total))
         every = sums(k, None)[None][1] if k.height else "0"
         self.c.facts.append(("BilledCost of every row mapped", every))
         for label, where in (
@@ -428,7 +428,7 @@ class _Rows:
         ):
             some = k.filter(where)
             n, total = sums(some, None)[None] if some.height else (0, "0")
-            self.c.facts.append((f"{label} ({_rows(n)})", total))
+            self.c.facts.append((f"{label} ({counted(n, 'row')})", total))
         lost = k.filter(pl.col("_run") == UNATTRIBUTED)
         if lost.height:
             self.c.facts.append((f"BilledCost of run `{UNATTRIBUTED}`", sums(lost, None)[None][1]))
@@ -452,8 +452,6 @@ def missing_tag(name: str, tag: str, keys: set[str]) -> ContractlangError:
     return ContractlangError([error("I002", message, NO_SPAN, file=name, help=hint)])
 
 
-def _rows(n: int) -> str:
-    return f"{n:,} row" + ("" if n == 1 else "s")
 
 
 def _category_hint(text: str) -> str:

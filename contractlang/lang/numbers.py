@@ -149,3 +149,12 @@ def exact_sum(values: Iterable[Decimal]) -> Decimal:
 def exact_difference(a: Decimal, b: Decimal) -> Decimal:
     """``a − b``, exactly (:data:`EXACT`)."""
     return EXACT.subtract(a, b)
+
+
+def counted(n: int, noun: str) -> str:
+    """A count and its noun, singular for one: ``1 event``, ``2 events``, ``1,000 runs``.
+
+    >>> counted(1, "invoice line"), counted(1000, "allocation")
+    ('1 invoice line', '1,000 allocations')
+    """
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")

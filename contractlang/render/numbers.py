@@ -13,6 +13,7 @@ from fractions import Fraction
 from contractlang.evaluate.results import DisplayUnit
 from contractlang.lang.numbers import (
     MICROS_PER_HOUR,
+    counted,
     duration_human,
     gpu_hours,
     plain,
@@ -20,16 +21,7 @@ from contractlang.lang.numbers import (
     scaled,
 )
 
-__all__ = ["duration_human"]  # kept here for the renderers; it lives in lang.numbers
-
-
-def counted(n: int, noun: str) -> str:
-    """A count and its noun, singular for one: ``1 event``, ``2 events``, ``1,000 runs``.
-
-    >>> counted(1, "invoice line"), counted(1000, "allocation")
-    ('1 invoice line', '1,000 allocations')
-    """
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+__all__ = ["counted", "duration_human"]  # kept here for the renderers; they live in lang.numbers
 
 
 def minor_to_str(minor: int, precision: int) -> str:

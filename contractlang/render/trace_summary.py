@@ -11,6 +11,7 @@ from rich.table import Table
 
 from contractlang.codes import CODES
 from contractlang.errors import ContractlangError
+from contractlang.render.numbers import counted
 from contractlang.trace.model import Quarantine, Trace
 from contractlang.trace.schema import TraceSummary
 from contractlang.trace.validate import TraceInvalid
@@ -19,7 +20,7 @@ from contractlang.trace.validate import TraceInvalid
 def valid_total(summary: TraceSummary, quarantine: Quarantine | None = None) -> str:
     """The last line of `trace validate` on a valid trace: ``20,207 rows: valid, 2 warnings``
     (and with a quarantine, what it set aside)."""
-    line = f"{_count(summary.rows_read, 'row')}: valid" + _warnings(summary.warnings)
+    line = f"{counted(summary.rows_read, 'row')}: valid" + _warnings(summary.warnings)
     if quarantine is not None:
         line += f"; {set_aside(quarantine)}"
     return line
@@ -31,7 +32,7 @@ def set_aside(q: Quarantine) -> str:
     if not q.runs:
         return "no run set aside"
     why = ", ".join(f"{n:,} × {code} ({CODES[code]})" for code, n in q.problems.items())
-    return f"{_count(q.runs, 'run')} ({_count(q.rows, 'row')}) set aside" + (
+    return f"{counted(q.runs, 'run')} ({counted(q.rows, 'row')}) set aside" + (
         f": {why}" if why else ""
     )
 
@@ -48,20 +49,16 @@ def invalid_total(exc: ContractlangError) -> str:
     rows (when the rows were read), and warnings."""
     if isinstance(exc, TraceInvalid):
         return (
-            f"{_count(exc.rows, 'row')}: invalid, {_count(exc.errors, 'error')} in "
-            f"{_count(exc.error_rows, 'row')}" + _warnings(exc.warnings)
+            f"{counted(exc.rows, 'row')}: invalid, {counted(exc.errors, 'error')} in "
+            f"{counted(exc.error_rows, 'row')}" + _warnings(exc.warnings)
         )
     errors = sum(1 for d in exc.diagnostics if d.is_error)
     warnings = len(exc.diagnostics) - errors
-    return f"invalid, {_count(errors, 'error')}; no rows were checked" + _warnings(warnings)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+    return f"invalid, {counted(errors, 'error')}; no rows were checked" + _warnings(warnings)
 
 
 def _warnings(n: int) -> str:
-    return f", {_count(n, 'warning')}" if n else ""
+    return f", {counted(n, 'warning')}" if n else ""
 
 
 def summary_json(summary: TraceSummary, loaded: Trace) -> dict[str, Any]:

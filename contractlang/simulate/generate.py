@@ -44,7 +44,7 @@ import numpy.typing as npt
 import polars as pl
 
 from contractlang.availability import Availability
-from contractlang.lang.numbers import MICROS_PER_HOUR
+from contractlang.lang.numbers import MICROS_PER_HOUR, counted
 from contractlang.simulate.events import CODE, Columns, EventLog, epoch_us, trace_frame
 from contractlang.simulate.job import Job, Schedule
 from contractlang.simulate.provider import Promises, Provider
@@ -196,7 +196,7 @@ class Simulator:
 
         def after(i: int) -> str:
             n = int(allocations[i])
-            return f"after {n:,} allocation{'' if n == 1 else 's'}"
+            return f"after {counted(n, 'allocation')}"
 
         late = np.flatnonzero(end > self.time_left)
         if len(late):

@@ -32,7 +32,7 @@ import polars as pl
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Severity
 from contractlang.errors import ContractlangError
-from contractlang.lang.numbers import plain, scaled
+from contractlang.lang.numbers import counted, plain, scaled
 from contractlang.trace import problems as pb
 from contractlang.trace.allocation_rules import INDEX_COLUMNS, Findings, allocation_rules
 from contractlang.trace.model import BAD, Normalised, Quarantine, Trace, TraceIndex, bad_flag
@@ -308,7 +308,7 @@ def _skew_note(clamped: int, clock_skew: timedelta, sources: pb.Sources) -> list
     return [
         Diagnostic(
             "W106",
-            f"{n:,} job or invoice event{'' if n == 1 else 's'} fell up to "
+            f"{counted(n, 'job or invoice event')} fell up to "
             f"{_seconds(clock_skew)} outside {'its' if n == 1 else 'their'} allocation's "
             "lifetime and "
             f"{'is' if n == 1 else 'are'} taken as at its edge (`--clock-skew`)",
