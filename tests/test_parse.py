@@ -8,8 +8,10 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from lark import Lark
 from lark.parsers.lalr_analysis import LALR_Analyzer
 
+import contractlang.syntax.parser as syntax_parser
 from contractlang.codes import CODES
 from contractlang.lang import ast
 from contractlang.lang.ast import (
@@ -228,6 +230,44 @@ def test_string_escapes() -> None:
     result = parse('contract "say \\"hi\\" \\\\ bye" {}')
     assert result.file is not None
     assert result.file.items[0].name == 'say "hi" \\ bye'
+
+
+def test_the_first_lexical_mistake_in_the_text_is_reported() -> None:
+    # the source text is: contract "c" { rate 1 when "a\q" in ["b\z"] precision 2.5 }
+    text = 'contract "c" { rate 1 when "a\\q" in ["b\\z"] precision 2.5 }'
+    code, line, col, message, _ = only_error(text)
+    assert (code, line, col, message) == ("E007", 1, 30, "unknown escape `\\q` in a string")
+    code, _, col, message, _ = only_error('contract "c\\z" { precision 2.5 }')
+    assert (code, col) == ("E007", 12)
+    code, _, col, message, _ = only_error('contract "c" { precision 2.5 credit "x\\q" 1 USD }')
+    assert (code, col, message) == (
+        "E004",
+        26,
+        "`precision` takes a whole number of decimal places, found `2.5`",
+    )
+
+
+def test_only_a_file_that_may_nest_too_deep_is_parsed_again_as_lark_tree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trees: list[str] = []
+    real = syntax_parser.tree_parser
+
+    def counted() -> Lark:
+        trees.append("tree")
+        return real()
+
+    monkeypatch.setattr(syntax_parser, "tree_parser", counted)
+    rulesets = Path(__file__).resolve().parents[1] / "rulesets"
+    assert parse((rulesets / "northwind-negotiated.spot").read_text(encoding="utf-8")).ok
+    long_flat = (
+        'contract "c" { rate 1 when ' + " or ".join(f"a{i} == {i}" for i in range(40)) + " }"
+    )
+    assert parse(long_flat).ok
+    assert trees == []
+    almost = 'budget "b" { require ' + "not " * (MAX_NESTING - 1) + "a }"
+    assert parse(almost).ok  # measured as lark's tree: not too deep after all
+    assert trees == ["tree"]
 
 
 def test_numbers_keep_their_written_text() -> None:

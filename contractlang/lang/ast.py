@@ -2,8 +2,8 @@
 
 One small frozen dataclass per construct. Every node has a ``span`` that equality ignores, so
 two parses of differently laid-out text compare equal when they mean the same thing (the
-formatter relies on this). Only :mod:`contractlang.syntax.lower` builds these from lark's
-tree; nothing after it sees lark. Words a clause takes from a fixed list (a cap level, a
+formatter relies on this). Only :mod:`contractlang.syntax.lower` builds these, as lark
+parses; nothing after it sees lark. Words a clause takes from a fixed list (a cap level, a
 rounding mode) are kept as written; the checker reports a word that is not on the list (E213),
 and the typed accessors (:attr:`Cap.cap_level`, :attr:`Rounding.rounding_mode`) read them
 after checking.

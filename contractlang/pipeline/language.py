@@ -28,8 +28,7 @@ from contractlang.errors import ContractlangError
 from contractlang.fmt import format_file
 from contractlang.lang.ast import Comment, SpotFile
 from contractlang.lang.terms import Terms
-from contractlang.syntax.lower import lower
-from contractlang.syntax.parser import parse_tree
+from contractlang.syntax.parser import parse_text
 
 __all__ = [
     "CheckedFiles",
@@ -61,26 +60,21 @@ class ParseResult:
 
 
 def parse(text: str | bytes, filename: str = "<input>") -> ParseResult:
-    """Parse the text of a `.spot` file: text → tree → AST. Never raises on any input.
+    """Parse the text of a `.spot` file: text → AST. Never raises on any input.
 
     >>> r = parse('contract "c" { rate 2 USD per gpu_hour capacity == spot }')
     >>> r.ok, r.diagnostics[0].code
     (False, 'E002')
     """
     with gc_paused():
-        parsed = parse_tree(text, filename)
-        if parsed.tree is None:
-            return ParseResult(None, parsed.diagnostics, parsed.source)
-        file, diags = lower(parsed.tree, comments=parsed.comments, filename=filename)
-    if has_errors(diags):
-        return ParseResult(None, tuple(diags), parsed.source)
-    return ParseResult(file, tuple(diags), parsed.source)
+        parsed = parse_text(text, filename)
+    return ParseResult(parsed.file, parsed.diagnostics, parsed.source)
 
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """The cyclic garbage collector paused (reference counting still frees everything).
-    Parsing and lowering build millions of small objects with no cycles among them, and every
+    Parsing builds millions of small objects with no cycles among them, and every
     full collection walks all that are alive: with it running, a 4.5 MB file cost 3.6 times a
     1.5 MB one (`bench/bench_startup.py`); paused, the cost grows with the file."""
     was = gc.isenabled()

@@ -16,6 +16,7 @@ from lark.exceptions import UnexpectedCharacters
 
 from contractlang.diagnostics import Diagnostic, Source, Span, error
 from contractlang.syntax.grammar import terminal_text
+from contractlang.syntax.lower import end_pos
 
 
 def point_at(prefix: str) -> Span:
@@ -179,13 +180,5 @@ def describe_expected(accepts: Iterable[str], *, after_number: bool = False) -> 
 
 def end_span(stack: tuple[Any, ...], source: Source) -> Span:
     """Just after the last piece of code (comments and blank lines after it do not count)."""
-    end = 0
-    for v in reversed(stack):
-        if isinstance(v, Token) and v.end_pos is not None:
-            end = v.end_pos
-            break
-        meta = getattr(v, "meta", None)
-        if meta is not None and not getattr(meta, "empty", True):
-            end = meta.end_pos
-            break
+    end = next((p for v in reversed(stack) if (p := end_pos(v)) is not None), 0)
     return point_at(source.text[:end])

@@ -1,4 +1,5 @@
-"""The grammar, loaded once: ``spot.lark`` as a LALR parser, and the words of its terminals.
+"""The grammar, loaded once: ``spot.lark`` as a LALR parser that builds the AST as it parses
+(:func:`parser`), and the words of its terminals.
 
 Keywords are reserved only where the grammar expects them: the lexer is offered ``NAME`` in
 every parser state (:class:`_AlwaysName`), and lark's contextual lexer turns a word into a
@@ -14,8 +15,11 @@ import importlib.util
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from lark import Lark, Token
+
+from contractlang.syntax.lower import Builder
 
 __all__ = [
     "KEYWORDS",
@@ -24,6 +28,7 @@ __all__ = [
     "keyword_terminals",
     "parser",
     "terminal_text",
+    "tree_parser",
 ]
 
 
@@ -54,8 +59,25 @@ def _has_interegular() -> bool:
     return importlib.util.find_spec("interegular") is not None
 
 
+_COMMENTS = {"COMMENT": _collect_comment}
+
+
 @functools.cache
 def parser() -> Lark:
+    """The parser of every file: LALR, building the AST as it reduces (the builder of
+    :mod:`contractlang.syntax.lower` is its transformer, given every token of each rule), so no
+    tree is built; it returns the file's items."""
+    return _lark(keep_all_tokens=True, transformer=Builder(), lexer_callbacks=_COMMENTS)
+
+
+@functools.cache
+def tree_parser() -> Lark:
+    """The same grammar building lark's tree, positions propagated: only to measure a file
+    that may nest too deep (:func:`contractlang.syntax.lower.nesting_error`)."""
+    return _lark(propagate_positions=True)
+
+
+def _lark(**options: Any) -> Lark:
     # strict=True makes lark refuse grammar conflicts; lark's strict mode also checks terminal
     # collisions and needs the `interegular` package for that. Without it the grammar is
     # still checked for LALR conflicts by tests/test_parse.py::test_grammar_is_conflict_free.
@@ -68,11 +90,10 @@ def parser() -> Lark:
         parser="lalr",
         lexer="contextual",
         strict=_has_interegular(),
-        propagate_positions=True,
         maybe_placeholders=True,
         postlex=_AlwaysName(),
-        lexer_callbacks={"COMMENT": _collect_comment},
         cache=True,
+        **options,
     )
 
 

@@ -1,13 +1,23 @@
-"""Lark's parse tree → the typed AST of :mod:`contractlang.lang.ast`.
+"""lark's reductions → the typed AST of :mod:`contractlang.lang.ast`, as lark parses.
 
-This is the only module that knows the shape of lark's tree (the rule names and aliases of
-``spot.lark``). Every node gets the span of the text it came from.
+lark calls a :class:`Builder` method each time it reduces a rule of ``spot.lark`` (the rule's
+name or alias; :mod:`contractlang.syntax.grammar` passes the builder as the LALR parser's
+``transformer``), with the rule's parts as written: tokens (keywords and punctuation too, the
+parser keeps every token), the nodes already built, ``None`` for an optional part left out.
+No parse tree is built. This is the only module that knows the rules, their aliases and their
+parts.
 
-Before anything recursive runs, :func:`nesting_depth` measures the tree iteratively; a tree
-nested deeper than :data:`MAX_NESTING` levels is one ``E009`` diagnostic instead of a
-``RecursionError`` here or in a later pass (checker, formatter, compiler). Lowering also
-reports the few lexical mistakes the grammar lets through: an unknown escape in a string
-(``E007``) and a ``precision`` that is not a whole number (``E004``).
+Every node gets the span of its text, from its first token to its last: what lark's
+``propagate_positions`` gave a tree node. A parenthesised expression keeps the span of what is
+inside the parentheses, and the node around it starts or ends at the parenthesis.
+
+The builder also reports the few lexical mistakes the grammar lets through: an unknown escape
+in a string (``E007``) and a ``precision`` that is not a whole number (``E004``), into the
+list :func:`collecting_problems` sets; the first in the text is the file's diagnostic
+(:func:`first_problem`). Nesting deeper than :data:`MAX_NESTING` levels is ``E009``: the
+expressions long enough to nest that deep are measured (:func:`may_nest_too_deep`), and only
+then is the text parsed again as lark's tree, which :func:`nesting_error` measures as lark
+built it.
 
     >>> from contractlang import parse
     >>> parse('budget "b" { require p95(time_to_accept) <= 72 hours }').file.items[0].requires[0]
@@ -16,62 +26,408 @@ reports the few lexical mistakes the grammar lets through: an unknown escape in 
 
 from __future__ import annotations
 
+import contextvars
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, is_dataclass
 from decimal import Decimal
+from typing import Any
 
 from lark import Token, Tree
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, error
 from contractlang.lang import ast
 from contractlang.lang.vocabulary import CompareOp
-from contractlang.syntax.describe import token_span
 
-__all__ = ["MAX_NESTING", "lower", "nesting_depth"]
+__all__ = [
+    "MAX_NESTING",
+    "Builder",
+    "collecting_problems",
+    "end_pos",
+    "first_problem",
+    "may_nest_too_deep",
+    "nesting_depth",
+    "nesting_error",
+]
 
-#: How deeply expressions may nest (each operator, call, parenthesised group or list is a
-#: level). Deeper input is an ``E009`` diagnostic. Recursive passes over the AST stay well
-#: inside Python's default recursion limit of 1000 frames at this depth.
+#: How deeply expressions may nest (each operator, call, list and percentage is a level of
+#: lark's tree; parentheses are not). Deeper input is an ``E009`` diagnostic. Recursive passes
+#: over the AST stay well inside Python's default recursion limit of 1000 frames at this depth.
 MAX_NESTING = 100
+
+
+# --------------------------------------------------------------------------- spans
+
+
+# lark types a token's positions as optional; its lexer sets every one, so tokens are `Any` here
+
+
+def _token_span(tok: Any) -> Span:
+    return Span(tok.line, tok.column, tok.end_line, tok.end_column, tok.start_pos, tok.end_pos)
+
+
+def _cover(first: Any, last: Any) -> Span:
+    """From the start of ``first`` to the end of ``last``: each a token, a node or a
+    :class:`_Paren` (which spans its parentheses)."""
+    if isinstance(first, Token):
+        t: Any = first
+        line, col, pos = t.line, t.column, t.start_pos
+    else:
+        s = first.span
+        line, col, pos = s.line, s.col, s.start_pos
+    if isinstance(last, Token):
+        u: Any = last
+        return Span(line, col, u.end_line, u.end_column, pos, u.end_pos)
+    e = last.span
+    return Span(line, col, e.end_line, e.end_col, pos, e.end_pos)
+
+
+class _Paren:
+    """``( expr )``: the expression, and the span of the parentheses around it."""
+
+    __slots__ = ("inner", "span")
+
+    def __init__(self, inner: ast.Expr, span: Span) -> None:
+        self.inner = inner
+        self.span = span
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """The list after ``in``: its expressions and the span of its brackets."""
+
+    exprs: tuple[ast.Expr, ...]
+    span: Span
+
+
+def _expr(value: Any) -> ast.Expr:
+    """An expression part: a node, or a parenthesised one."""
+    return value.inner if isinstance(value, _Paren) else value
+
+
+def _opt(value: Any) -> ast.Expr | None:
+    return None if value is None else _expr(value)
+
+
+def end_pos(value: Any) -> int | None:
+    """Where a value on lark's parser stack ends in the text, as the tree lark built had it:
+    a token's end; a node's (a parenthesised expression's own, before the parenthesis);
+    a helper tree's (``_clause``, a repetition) last part's."""
+    if isinstance(value, Token):
+        return value.end_pos
+    if isinstance(value, _Paren):
+        return value.inner.span.end_pos
+    if isinstance(value, Tree):
+        return next((p for c in reversed(value.children) if (p := end_pos(c)) is not None), None)
+    span = getattr(value, "span", None)
+    return span.end_pos if isinstance(span, Span) and span != NO_SPAN else None
+
+
+# --------------------------------------------------------------------------- problems
+
+_Problem = tuple[Span, str, str, str | None]  # span, code, message, help
+
+_problems: contextvars.ContextVar[list[_Problem] | None] = contextvars.ContextVar(
+    "contractlang_problems", default=None
+)
+
+
+@contextmanager
+def collecting_problems() -> Iterator[list[_Problem]]:
+    """The lexical problems the builder meets while the ``with`` block parses."""
+    found: list[_Problem] = []
+    reset = _problems.set(found)
+    try:
+        yield found
+    finally:
+        _problems.reset(reset)
+
+
+def _problem(span: Span, code: str, message: str, help: str | None = None) -> None:
+    sink = _problems.get()
+    if sink is not None:
+        sink.append((span, code, message, help))
+
+
+def first_problem(problems: Sequence[_Problem], filename: str) -> Diagnostic | None:
+    """The diagnostic of the problem first in the text, if any."""
+    if not problems:
+        return None
+    span, code, message, help_ = min(problems, key=lambda p: p[0].start_pos)
+    return error(code, message, span, file=filename, help=help_)
+
+
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def _string(tok: Any) -> str:
+    """The value of a STRING token: quotes removed, ``\\"`` and ``\\\\`` unescaped."""
+    body = str(tok)[1:-1]
+    if "\\" not in body:
+        return body
+
+    def unescape(m: re.Match[str]) -> str:
+        char = m.group(1)
+        if char not in ('"', "\\"):
+            start = tok.start_pos + 1 + m.start()
+            col = tok.column + 1 + m.start()
+            _problem(
+                Span(tok.line, col, tok.line, col + 2, start, start + 2),
+                "E007",
+                f"unknown escape `\\{char}` in a string",
+                help='only `\\"` and `\\\\` are escapes; write `\\\\` for a backslash',
+            )
+        return char
+
+    return _ESCAPE.sub(unescape, body)
+
+
+# --------------------------------------------------------------------------- the builder
+
+_Build = Callable[["Builder", list[Any]], Any]
+
+
+def _logic(op: ast.LogicOp) -> _Build:
+    def build(self: Builder, c: list[Any]) -> ast.Expr:
+        return ast.Logic(op, _expr(c[0]), _expr(c[2]), _cover(c[0], c[2]))
+
+    return build
+
+
+def _compare(op: CompareOp) -> _Build:
+    def build(self: Builder, c: list[Any]) -> ast.Expr:
+        return ast.Compare(op, _expr(c[0]), _expr(c[2]), _cover(c[0], c[2]))
+
+    return build
+
+
+def _binary(op: ast.ArithOp) -> _Build:
+    def build(self: Builder, c: list[Any]) -> ast.Expr:
+        return ast.Binary(op, _expr(c[0]), _expr(c[2]), _cover(c[0], c[2]))
+
+    return build
+
+
+def _unary(op: ast.UnaryOp) -> _Build:
+    def build(self: Builder, c: list[Any]) -> ast.Expr:
+        return ast.Unary(op, _expr(c[1]), _cover(c[0], c[1]))
+
+    return build
+
+
+def _paren(self: Builder, c: list[Any]) -> _Paren:
+    return _Paren(_expr(c[1]), _cover(c[0], c[2]))
+
+
+def _options(self: Builder, c: list[Any]) -> _Options:
+    """``[a, b]``: every other part is an expression."""
+    return _Options(tuple(_expr(v) for v in c[1:-1:2]), _cover(c[0], c[-1]))
+
+
+def _last(c: list[Any]) -> Any:
+    """The last part given (an optional ``when`` left out is ``None``)."""
+    return next(v for v in reversed(c) if v is not None)
+
+
+class Builder:
+    """The AST of each rule of ``spot.lark`` from its parts (see the module's docstring)."""
+
+    # ---- the file and its blocks
+
+    def start(self, c: list[Any]) -> tuple[ast.Item, ...]:
+        return tuple(c)
+
+    def contract(self, c: list[Any]) -> ast.Contract:
+        return ast.Contract(_string(c[1]), tuple(c[3:-1]), _cover(c[0], c[-1]), _token_span(c[1]))
+
+    def budget(self, c: list[Any]) -> ast.Budget:
+        return ast.Budget(_string(c[1]), tuple(c[3:-1]), _cover(c[0], c[-1]), _token_span(c[1]))
+
+    def require(self, c: list[Any]) -> ast.Require:
+        return ast.Require(_expr(c[1]), _cover(c[0], c[1]))
+
+    # ---- clauses
+
+    def currency(self, c: list[Any]) -> ast.Currency:
+        return ast.Currency(str(c[1]), _cover(c[0], c[1]))
+
+    def rounding(self, c: list[Any]) -> ast.Rounding:
+        return ast.Rounding(str(c[1]), _cover(c[0], c[1]))
+
+    def precision(self, c: list[Any]) -> ast.Precision:
+        tok = c[1]
+        if not tok.isdigit():
+            _problem(
+                _token_span(tok),
+                "E004",
+                f"`precision` takes a whole number of decimal places, found `{tok}`",
+                help="write it as in `precision 2`",
+            )
+            return ast.Precision(0, _cover(c[0], tok))
+        return ast.Precision(int(tok), _cover(c[0], tok))
+
+    def rate(self, c: list[Any]) -> ast.Rate:
+        return ast.Rate(_expr(c[1]), _opt(c[3]), _cover(c[0], _last(c)))
+
+    def billing_increment(self, c: list[Any]) -> ast.BillingIncrement:
+        return ast.BillingIncrement(_expr(c[2]), _cover(c[0], c[2]))
+
+    def billing_minimum(self, c: list[Any]) -> ast.BillingMinimum:
+        return ast.BillingMinimum(_expr(c[2]), _cover(c[0], c[2]))
+
+    def billing_period(self, c: list[Any]) -> ast.BillingPeriod:
+        return ast.BillingPeriod(str(c[3]), _string(c[4]), _cover(c[0], c[4]))
+
+    def promise_notice(self, c: list[Any]) -> ast.Promise:
+        return ast.Promise("notice", _expr(c[3]), _cover(c[0], c[3]))
+
+    def promise_restart(self, c: list[Any]) -> ast.Promise:
+        return ast.Promise("restart", _expr(c[3]), _cover(c[0], c[3]))
+
+    def exclude_allocation(self, c: list[Any]) -> ast.ExcludeAllocation:
+        return ast.ExcludeAllocation(_string(c[1]), _opt(c[4]), _cover(c[0], _last(c)))
+
+    def exclude_duration(self, c: list[Any]) -> ast.ExcludeDuration:
+        name = _string(c[1])
+        return ast.ExcludeDuration(name, _expr(c[2]), _opt(c[4]), _cover(c[0], _last(c)))
+
+    def credit(self, c: list[Any]) -> ast.Credit:
+        name = _string(c[1])
+        return ast.Credit(name, _expr(c[2]), _opt(c[4]), _cover(c[0], _last(c)))
+
+    def cap(self, c: list[Any]) -> ast.Cap:
+        return ast.Cap(_expr(c[3]), str(c[5]), _cover(c[0], c[5]))
+
+    # ---- expressions
+
+    or_ = _logic("or")
+    and_ = _logic("and")
+    not_ = _unary("not")
+    neg = _unary("-")
+    eq = _compare("==")
+    ne = _compare("!=")
+    lt = _compare("<")
+    le = _compare("<=")
+    gt = _compare(">")
+    ge = _compare(">=")
+    add = _binary("+")
+    sub = _binary("-")
+    mul = _binary("*")
+    div = _binary("/")
+    # `( expr )` where an atom, a duration or a cap's limit stands
+    atom = _paren
+    duration = _paren
+    cap_limit = _paren
+
+    def in_(self, c: list[Any]) -> ast.In:
+        return ast.In(_expr(c[0]), c[2].exprs, False, _cover(c[0], c[2]))
+
+    def not_in(self, c: list[Any]) -> ast.In:
+        return ast.In(_expr(c[0]), c[3].exprs, True, _cover(c[0], c[3]))
+
+    def percent_of(self, c: list[Any]) -> ast.PercentOf:
+        return ast.PercentOf(c[0], _expr(c[2]), _cover(c[0], c[2]))
+
+    def per(self, c: list[Any]) -> ast.Per:
+        return ast.Per(_expr(c[0]), str(c[2]), _cover(c[0], c[2]))
+
+    def number(self, c: list[Any]) -> ast.Number:
+        tok = c[0]
+        return ast.Number(Decimal(tok), str(tok), _token_span(tok))
+
+    def quantity(self, c: list[Any]) -> ast.Quantity:
+        tok = c[0]
+        return ast.Quantity(Decimal(tok), str(c[1]), str(tok), _cover(tok, c[1]))
+
+    def percent(self, c: list[Any]) -> ast.Percent:
+        tok = c[0]
+        return ast.Percent(Decimal(tok), str(tok), _cover(tok, c[1]))
+
+    def string(self, c: list[Any]) -> ast.String:
+        return ast.String(_string(c[0]), _token_span(c[0]))
+
+    def true(self, c: list[Any]) -> ast.Bool:
+        return ast.Bool(True, _token_span(c[0]))
+
+    def false(self, c: list[Any]) -> ast.Bool:
+        return ast.Bool(False, _token_span(c[0]))
+
+    def none(self, c: list[Any]) -> ast.NoneLit:
+        return ast.NoneLit(_token_span(c[0]))
+
+    def name(self, c: list[Any]) -> ast.Name:
+        return ast.Name(str(c[0]), _token_span(c[0]))
+
+    def trace_column(self, c: list[Any]) -> ast.TraceColumn:
+        return ast.TraceColumn(str(c[2]), _cover(c[0], c[2]))
+
+    def call(self, c: list[Any]) -> ast.Call:
+        args = tuple(_expr(v) for v in c[2:-1:2])
+        return ast.Call(str(c[0]), args, _cover(c[0], c[-1]), _token_span(c[0]))
+
+    list = _options  # last: in the class's body, `list` is this rule from here on
+
+
+# --------------------------------------------------------------------------- nesting (E009)
+
+
+def may_nest_too_deep(items: Iterable[ast.Item]) -> bool:
+    """Whether an expression of ``items`` may nest more than :data:`MAX_NESTING` levels of
+    lark's tree. Each level holds a token of its own, so only a clause longer than that many
+    characters can; those are measured (with a margin: :func:`nesting_error` decides)."""
+    for item in items:
+        parts: Sequence[ast.Clause | ast.Require] = (
+            item.clauses if isinstance(item, ast.Contract) else item.requires
+        )
+        for part in parts:
+            if (
+                part.span.end_pos - part.span.start_pos > MAX_NESTING
+                and _levels(part) >= MAX_NESTING
+            ):
+                return True
+    return False
+
+
+def _below(node: object) -> Sequence[object]:
+    """The nodes one level of lark's tree below ``node`` (an `in`'s list is a level)."""
+    if isinstance(node, tuple):  # the options of an `in`
+        return node
+    if isinstance(node, ast.In):
+        return (node.value, node.options)
+    if isinstance(node, ast.Call):
+        return node.args
+    return [v for f in fields(node) if f.compare and is_dataclass(v := getattr(node, f.name))]  # type: ignore[arg-type]
+
+
+def _levels(node: object) -> int:
+    """How many levels of lark's tree ``node`` spans, measured without recursion."""
+    best = 0
+    stack: list[tuple[object, int]] = [(node, 1)]
+    while stack:
+        n, depth = stack.pop()
+        best = max(best, depth)
+        stack.extend((c, depth + 1) for c in _below(n))
+    return best
+
 
 LarkTree = Tree[Token]
 
 
-class _LowerError(Exception):
-    """Stops lowering at the first diagnostic (carried in ``diag``)."""
-
-    def __init__(self, diag: Diagnostic) -> None:
-        super().__init__(diag.message)
-        self.diag = diag
-
-
-def lower(
-    tree: LarkTree,
-    comments: Sequence[ast.Comment] = (),
-    filename: str = "<input>",
-) -> tuple[ast.SpotFile, list[Diagnostic]]:
-    """Lower a parse tree of ``spot.lark``'s ``start`` rule to a :class:`~ast.SpotFile`.
-
-    Returns the file and diagnostics; when there are errors the file is partial (empty) and
-    should not be used.
-    """
+def nesting_error(tree: LarkTree, filename: str) -> Diagnostic | None:
+    """``E009`` if lark's tree of the file nests deeper than :data:`MAX_NESTING` expression
+    levels, at the first node found below them."""
     found = _too_deep(tree)
-    if found is not None:
-        node, chain = found
-        if chain is None:
-            message = f"expression nested more than {MAX_NESTING} levels deep"
-            help_ = "split the expression into simpler terms"
-        else:
-            message = f"a chain of more than {MAX_NESTING} `{chain}` is too long for one expression"
-            help_ = "split it into several terms (several credits, say), each a shorter chain"
-        diag = error("E009", message, _span(node), file=filename, help=help_)
-        return ast.SpotFile((), tuple(comments), filename), [diag]
-    lowerer = _Lowerer(filename)
-    try:
-        items = tuple(lowerer.item(t) for t in _trees(tree.children))
-    except _LowerError as exc:
-        return ast.SpotFile((), tuple(comments), filename), [exc.diag]
-    return ast.SpotFile(items, tuple(comments), filename), []
+    if found is None:
+        return None
+    node, chain = found
+    if chain is None:
+        message = f"expression nested more than {MAX_NESTING} levels deep"
+        help_ = "split the expression into simpler terms"
+    else:
+        message = f"a chain of more than {MAX_NESTING} `{chain}` is too long for one expression"
+        help_ = "split it into several terms (several credits, say), each a shorter chain"
+    return error("E009", message, _tree_span(node), file=filename, help=help_)
 
 
 def nesting_depth(tree: LarkTree) -> int:
@@ -114,218 +470,9 @@ def _too_deep(tree: LarkTree) -> tuple[LarkTree, str | None] | None:
     return None
 
 
-# --------------------------------------------------------------------------- spans
-
-
-def _span(node: LarkTree | Token) -> Span:
-    if isinstance(node, Token):
-        return token_span(node)
+def _tree_span(node: LarkTree) -> Span:
     meta = node.meta
     if getattr(meta, "empty", True):
         return NO_SPAN
     return Span(meta.line, meta.column, meta.end_line, meta.end_column, meta.start_pos,
                 meta.end_pos)  # fmt: skip
-
-
-def _trees(children: Sequence[object]) -> list[LarkTree]:
-    return [c for c in children if isinstance(c, Tree)]
-
-
-def _token(node: object) -> Token:
-    assert isinstance(node, Token), node
-    return node
-
-
-def _tree(node: object) -> LarkTree:
-    assert isinstance(node, Tree), node
-    return node
-
-
-# --------------------------------------------------------------------------- the lowerer
-
-_ESCAPE = re.compile(r"\\(.)")
-
-
-class _Lowerer:
-    def __init__(self, filename: str) -> None:
-        self.filename = filename
-        self._exprs: dict[str, Callable[[LarkTree], ast.Expr]] = {
-            "or_": self._logic("or"),
-            "and_": self._logic("and"),
-            "not_": self._unary("not"),
-            "neg": self._unary("-"),
-            "eq": self._compare("=="),
-            "ne": self._compare("!="),
-            "lt": self._compare("<"),
-            "le": self._compare("<="),
-            "gt": self._compare(">"),
-            "ge": self._compare(">="),
-            "in_": self._in(negated=False),
-            "not_in": self._in(negated=True),
-            "add": self._binary("+"),
-            "sub": self._binary("-"),
-            "mul": self._binary("*"),
-            "div": self._binary("/"),
-            "percent_of": self._percent_of,
-            "per": self._per,
-            "number": self._number,
-            "quantity": self._quantity,
-            "percent": self._percent,
-            "string": lambda t: ast.String(self.string(_token(t.children[0])), _span(t)),
-            "true": lambda t: ast.Bool(True, _span(t)),
-            "false": lambda t: ast.Bool(False, _span(t)),
-            "none": lambda t: ast.NoneLit(_span(t)),
-            "name": lambda t: ast.Name(str(t.children[0]), _span(t)),
-            "trace_column": lambda t: ast.TraceColumn(str(t.children[0]), _span(t)),
-            "call": self._call,
-        }
-
-    # ---- blocks
-
-    def item(self, t: LarkTree) -> ast.Item:
-        name_tok = _token(t.children[0])
-        name = self.string(name_tok)
-        if t.data == "contract":
-            clauses = tuple(self.clause(c) for c in _trees(t.children[1:]))
-            return ast.Contract(name, clauses, _span(t), _span(name_tok))
-        if t.data == "budget":
-            reqs = tuple(
-                ast.Require(self.expr(_tree(r.children[0])), _span(r))
-                for r in _trees(t.children[1:])
-            )
-            return ast.Budget(name, reqs, _span(t), _span(name_tok))
-        raise AssertionError(f"unknown block {t.data}")  # pragma: no cover
-
-    def clause(self, t: LarkTree) -> ast.Clause:
-        c = t.children
-        span = _span(t)
-        match t.data:
-            case "currency":
-                return ast.Currency(str(c[0]), span)
-            case "rounding":
-                return ast.Rounding(str(c[0]), span)
-            case "precision":
-                tok = _token(c[0])
-                if not tok.isdigit():
-                    self.fail(
-                        "E004",
-                        f"`precision` takes a whole number of decimal places, found `{tok}`",
-                        _span(tok),
-                        help="write it as in `precision 2`",
-                    )
-                return ast.Precision(int(tok), span)
-            case "rate":
-                return ast.Rate(self.expr(c[0]), self.opt(c[1]), span)
-            case "billing_increment":
-                return ast.BillingIncrement(self.expr(c[0]), span)
-            case "billing_minimum":
-                return ast.BillingMinimum(self.expr(c[0]), span)
-            case "billing_period":
-                return ast.BillingPeriod(str(c[0]), self.string(_token(c[1])), span)
-            case "promise_notice":
-                return ast.Promise("notice", self.expr(c[0]), span)
-            case "promise_restart":
-                return ast.Promise("restart", self.expr(c[0]), span)
-            case "exclude_allocation":
-                return ast.ExcludeAllocation(self.string(_token(c[0])), self.opt(c[1]), span)
-            case "exclude_duration":
-                name = self.string(_token(c[0]))
-                return ast.ExcludeDuration(name, self.expr(c[1]), self.opt(c[2]), span)
-            case "credit":
-                name = self.string(_token(c[0]))
-                return ast.Credit(name, self.expr(c[1]), self.opt(c[2]), span)
-            case "cap":
-                return ast.Cap(self.expr(c[0]), str(c[1]), span)
-        raise AssertionError(f"unknown clause {t.data}")  # pragma: no cover
-
-    # ---- expressions
-
-    def opt(self, node: object) -> ast.Expr | None:
-        return None if node is None else self.expr(node)
-
-    def expr(self, node: object) -> ast.Expr:
-        t = _tree(node)
-        build = self._exprs.get(str(t.data))
-        if build is None:  # pragma: no cover - every rule of spot.lark is in the table
-            raise AssertionError(f"unknown expression {t.data}")
-        return build(t)
-
-    def _logic(self, op: ast.LogicOp) -> Callable[[LarkTree], ast.Expr]:
-        def build(t: LarkTree) -> ast.Expr:
-            return ast.Logic(op, self.expr(t.children[0]), self.expr(t.children[1]), _span(t))
-
-        return build
-
-    def _compare(self, op: CompareOp) -> Callable[[LarkTree], ast.Expr]:
-        def build(t: LarkTree) -> ast.Expr:
-            return ast.Compare(op, self.expr(t.children[0]), self.expr(t.children[1]), _span(t))
-
-        return build
-
-    def _binary(self, op: ast.ArithOp) -> Callable[[LarkTree], ast.Expr]:
-        def build(t: LarkTree) -> ast.Expr:
-            return ast.Binary(op, self.expr(t.children[0]), self.expr(t.children[1]), _span(t))
-
-        return build
-
-    def _unary(self, op: ast.UnaryOp) -> Callable[[LarkTree], ast.Expr]:
-        def build(t: LarkTree) -> ast.Expr:
-            return ast.Unary(op, self.expr(t.children[0]), _span(t))
-
-        return build
-
-    def _in(self, *, negated: bool) -> Callable[[LarkTree], ast.Expr]:
-        def build(t: LarkTree) -> ast.Expr:
-            options = tuple(self.expr(o) for o in _tree(t.children[1]).children)
-            return ast.In(self.expr(t.children[0]), options, negated, _span(t))
-
-        return build
-
-    def _percent_of(self, t: LarkTree) -> ast.Expr:
-        percent = self._percent(_tree(t.children[0]))
-        return ast.PercentOf(percent, self.expr(t.children[1]), _span(t))
-
-    def _per(self, t: LarkTree) -> ast.Expr:
-        return ast.Per(self.expr(t.children[0]), str(t.children[1]), _span(t))
-
-    def _number(self, t: LarkTree) -> ast.Expr:
-        tok = _token(t.children[0])
-        return ast.Number(Decimal(str(tok)), str(tok), _span(t))
-
-    def _quantity(self, t: LarkTree) -> ast.Expr:
-        tok = _token(t.children[0])
-        return ast.Quantity(Decimal(str(tok)), str(t.children[1]), str(tok), _span(t))
-
-    def _percent(self, t: LarkTree) -> ast.Percent:
-        tok = _token(t.children[0])
-        return ast.Percent(Decimal(str(tok)), str(tok), _span(t))
-
-    def _call(self, t: LarkTree) -> ast.Expr:
-        func = _token(t.children[0])
-        args = tuple(self.expr(a) for a in t.children[1:])
-        return ast.Call(str(func), args, _span(t), _span(func))
-
-    # ---- helpers
-
-    def string(self, tok: Token) -> str:
-        """The value of a STRING token: quotes removed, ``\\"`` and ``\\\\`` unescaped."""
-        body = str(tok)[1:-1]
-
-        def unescape(m: re.Match[str]) -> str:
-            char = m.group(1)
-            if char not in ('"', "\\"):
-                start = (tok.start_pos or 0) + 1 + m.start()
-                col = (tok.column or 1) + 1 + m.start()
-                line = tok.line or 1
-                self.fail(
-                    "E007",
-                    f"unknown escape `\\{char}` in a string",
-                    Span(line, col, line, col + 2, start, start + 2),
-                    help='only `\\"` and `\\\\` are escapes; write `\\\\` for a backslash',
-                )
-            return char
-
-        return _ESCAPE.sub(unescape, body)
-
-    def fail(self, code: str, message: str, span: Span, help: str | None = None) -> None:
-        raise _LowerError(error(code, message, span, file=self.filename, help=help))

@@ -1,46 +1,51 @@
-"""Text → lark tree, with every syntax error turned into a diagnostic.
+"""Text → AST, with every syntax error turned into a diagnostic.
 
-:func:`parse_tree` never raises on any input. A parse reports at most one syntax error, the
-first (LALR parsing stops there); :mod:`contractlang.syntax.errors` words it. Input that is not
+:func:`parse_text` never raises on any input. A parse reports at most one problem: the first
+syntax error (LALR parsing stops there), which :mod:`contractlang.syntax.errors` words; else
+nesting too deep (``E009``); else the first lexical mistake the grammar lets through
+(:mod:`contractlang.syntax.lower`, which builds the AST as lark parses). Input that is not
 text (undecodable bytes, NUL characters) is ``E008`` before lark sees it.
 
-    >>> r = parse_tree('contract "c" { rate 2 USD per gpu_hour capacity == spot }')
-    >>> r.tree is None, r.diagnostics[0].code, r.diagnostics[0].message
+    >>> r = parse_text('contract "c" { rate 2 USD per gpu_hour capacity == spot }')
+    >>> r.file is None, r.diagnostics[0].code, r.diagnostics[0].message
     (True, 'E002', 'expected `when` before the condition starting at `capacity`')
-
-The tree goes on to :func:`contractlang.syntax.lower.lower`; only that module reads it.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import cast
 
-from lark import Token, Tree
 from lark.exceptions import LarkError, UnexpectedInput
 
 from contractlang.diagnostics import Diagnostic, Source, Span, error
-from contractlang.lang.ast import Comment
+from contractlang.lang.ast import Comment, Item, SpotFile
 from contractlang.syntax.describe import exponent_error, point_at, token_span
 from contractlang.syntax.errors import syntax_error
-from contractlang.syntax.grammar import collecting_comments, parser
+from contractlang.syntax.grammar import collecting_comments, parser, tree_parser
+from contractlang.syntax.lower import (
+    collecting_problems,
+    first_problem,
+    may_nest_too_deep,
+    nesting_error,
+)
 
-__all__ = ["Parsed", "parse_tree"]
+__all__ = ["Parsed", "parse_text"]
 
 
 @dataclass(frozen=True)
 class Parsed:
-    """The outcome of reading one source as a tree: the tree (``None`` on a syntax error),
-    its comments, the source text and the diagnostics."""
+    """The outcome of reading one source: the file (``None`` when there is a problem), the
+    source text and the diagnostics."""
 
-    tree: Tree[Token] | None
-    comments: tuple[Comment, ...]
+    file: SpotFile | None
     source: Source
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
-def parse_tree(text: str | bytes, filename: str = "<input>") -> Parsed:
-    """Read ``text`` as a tree of ``spot.lark``.
+def parse_text(text: str | bytes, filename: str = "<input>") -> Parsed:
+    """Read ``text`` as a `.spot` file.
 
     ``bytes`` are decoded as UTF-8 (a leading byte-order mark is dropped); text that is not
     UTF-8, or that holds a NUL character, is an ``E008`` diagnostic.
@@ -54,17 +59,24 @@ def parse_tree(text: str | bytes, filename: str = "<input>") -> Parsed:
     source = Source(filename, decoded)
     exponent = _exponent_number(decoded)
     if exponent is not None:
-        return Parsed(None, (), source, (exponent_error(exponent, source),))
-    with collecting_comments() as tokens:
+        return Parsed(None, source, (exponent_error(exponent, source),))
+    with collecting_comments() as tokens, collecting_problems() as problems:
         try:
-            tree = parser().parse(decoded)
+            items = cast(tuple[Item, ...], parser().parse(decoded))  # the builder's `start`
         except UnexpectedInput as exc:
-            return Parsed(None, (), source, (syntax_error(exc, source),))
+            return Parsed(None, source, (syntax_error(exc, source),))
         except LarkError as exc:  # pragma: no cover - lark raises UnexpectedInput for bad input
             diag = error("E001", f"cannot parse this file: {exc}", Span(1, 1, 1, 2), file=filename)
-            return Parsed(None, (), source, (diag,))
+            return Parsed(None, source, (diag,))
+    if may_nest_too_deep(items):
+        deep = nesting_error(tree_parser().parse(decoded), filename)
+        if deep is not None:
+            return Parsed(None, source, (deep,))
+    problem = first_problem(problems, filename)
+    if problem is not None:
+        return Parsed(None, source, (problem,))
     comments = tuple(Comment(str(t), token_span(t)) for t in tokens)
-    return Parsed(tree, comments, source)
+    return Parsed(SpotFile(items, comments, filename), source)
 
 
 def _decode(text: str | bytes, filename: str) -> str | Parsed:
@@ -125,4 +137,4 @@ def _exponent_number(text: str) -> re.Match[str] | None:
 
 
 def _failed(filename: str, shown: str, diag: Diagnostic) -> Parsed:
-    return Parsed(None, (), Source(filename, shown), (diag,))
+    return Parsed(None, Source(filename, shown), (diag,))
