@@ -25,14 +25,8 @@ if TYPE_CHECKING:
     from contractlang.fmt import format_file
     from contractlang.lang.terms import Terms
     from contractlang.pipeline.evaluation import evaluate
-    from contractlang.pipeline.language import (
-        ParseResult,
-        format_source,
-        load_terms,
-        parse,
-        parse_path,
-        terms_from_text,
-    )
+    from contractlang.pipeline.language import load_terms, terms_from_text
+    from contractlang.pipeline.parsing import ParseResult, format_source, parse, parse_path
     from contractlang.trace import derive_facts, generate_trace, load_trace
 
 #: Where each public name lives. Imported when first used, so ``contractlang --version``,
@@ -48,11 +42,11 @@ _HOMES = {
     "format_file": "contractlang.fmt",
     "Terms": "contractlang.lang.terms",
     "evaluate": "contractlang.pipeline.evaluation",
-    "ParseResult": "contractlang.pipeline.language",
-    "format_source": "contractlang.pipeline.language",
+    "ParseResult": "contractlang.pipeline.parsing",
+    "format_source": "contractlang.pipeline.parsing",
     "load_terms": "contractlang.pipeline.language",
-    "parse": "contractlang.pipeline.language",
-    "parse_path": "contractlang.pipeline.language",
+    "parse": "contractlang.pipeline.parsing",
+    "parse_path": "contractlang.pipeline.parsing",
     "terms_from_text": "contractlang.pipeline.language",
     "derive_facts": "contractlang.trace",
     "generate_trace": "contractlang.trace",

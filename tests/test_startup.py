@@ -62,6 +62,12 @@ def test_language_commands_import_no_heavy_library(argv: list[str]) -> None:
     assert heavy == []
 
 
+def test_fmt_loads_no_checker() -> None:
+    code, found = modules_after(["fmt", "--check", "rulesets"], libraries=("contractlang.check",))
+    assert code == 0
+    assert found == []
+
+
 def test_an_evaluating_command_still_gets_what_it_needs() -> None:
     code, heavy = modules_after(["trace", "validate", "examples/trace.parquet"])
     assert code == 0
@@ -105,7 +111,7 @@ def test_a_damaged_grammar_cache_is_rebuilt(tmp_path: Path) -> None:
 def test_parsing_pauses_the_garbage_collector_and_restores_it() -> None:
     import gc  # noqa: PLC0415
 
-    from contractlang.pipeline.language import gc_paused, parse  # noqa: PLC0415
+    from contractlang.pipeline.parsing import gc_paused, parse  # noqa: PLC0415
 
     assert gc.isenabled()
     with gc_paused():

@@ -31,7 +31,7 @@ from contractlang.cli.files import write_file
 from contractlang.cli.inputs import STDIN, spot_paths, usage_error
 from contractlang.diagnostics import NO_SPAN, Source, error
 from contractlang.errors import ExitCode
-from contractlang.pipeline.language import FormatResult, format_source
+from contractlang.pipeline.parsing import FormatResult, format_source
 
 
 class Outcome(Enum):

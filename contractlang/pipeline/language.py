@@ -1,11 +1,10 @@
-"""The language half of the pipeline: text → tree → AST → checked terms, and formatting.
+"""The language half of the pipeline: text → AST → checked terms (parsing and formatting,
+which need no checker, are :mod:`contractlang.pipeline.parsing`; their names are here too).
 
-:func:`parse` reads one text (syntax errors are diagnostics, never exceptions);
 :func:`check_paths` parses and checks several files together (contract and budget names are
 unique across them) and never raises; :func:`load_terms` does the same and raises
 :class:`~contractlang.errors.ContractlangError` if anything is wrong, so nothing downstream
-ever sees terms with an error in them. :func:`format_source` lays a text out canonically and
-refuses (``E012``) if reparsing its output would change the AST or the comments.
+ever sees terms with an error in them.
 
     >>> t = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
     >>> [c.name for c in t.contracts]
@@ -16,19 +15,23 @@ refuses (``E012``) if reparsing its output would change the AST or the comments.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from contractlang.check import check
-from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, error, has_errors, sort_key
+from contractlang.diagnostics import Diagnostic, Source, has_errors, sort_key
 from contractlang.errors import ContractlangError
-from contractlang.fmt import format_file
-from contractlang.lang.ast import Comment, SpotFile
+from contractlang.lang.ast import SpotFile
 from contractlang.lang.terms import Terms
-from contractlang.syntax.parser import parse_text
+from contractlang.pipeline.parsing import (
+    FormatResult,
+    ParseResult,
+    format_source,
+    gc_paused,
+    parse,
+    parse_path,
+)
 
 __all__ = [
     "CheckedFiles",
@@ -42,63 +45,6 @@ __all__ = [
     "parse_path",
     "terms_from_text",
 ]
-
-
-@dataclass(frozen=True)
-class ParseResult:
-    """The outcome of parsing one source: the AST (``None`` on a syntax error), the
-    diagnostics, and the source text they point into."""
-
-    file: SpotFile | None
-    diagnostics: tuple[Diagnostic, ...]
-    source: Source
-
-    @property
-    def ok(self) -> bool:
-        """True when the text parsed without errors."""
-        return self.file is not None and not any(d.is_error for d in self.diagnostics)
-
-
-def parse(text: str | bytes, filename: str = "<input>") -> ParseResult:
-    """Parse the text of a `.spot` file: text → AST. Never raises on any input.
-
-    >>> r = parse('contract "c" { rate 2 USD per gpu_hour capacity == spot }')
-    >>> r.ok, r.diagnostics[0].code
-    (False, 'E002')
-    """
-    with gc_paused():
-        parsed = parse_text(text, filename)
-    return ParseResult(parsed.file, parsed.diagnostics, parsed.source)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused (reference counting still frees everything).
-    Parsing builds millions of small objects with no cycles among them, and every
-    full collection walks all that are alive: with it running, a 4.5 MB file cost 3.6 times a
-    1.5 MB one (`bench/bench_startup.py`); paused, the cost grows with the file."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def parse_path(path: str | Path) -> ParseResult:
-    """Read and parse a file. A missing or unreadable file is an ``E013`` diagnostic."""
-    name = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        reason = (exc.strerror or str(exc)).lower()
-        diag = error("E013", f"cannot read `{name}`: {reason}", NO_SPAN, file=name)
-        return ParseResult(None, (diag,), Source(name, ""))
-    return parse(data, name)
-
-
-# --------------------------------------------------------------------------- checking
 
 
 @dataclass(frozen=True)
@@ -175,63 +121,3 @@ def load_terms(paths: Sequence[str | Path]) -> Terms:
 def terms_from_text(text: str, filename: str = "<input>") -> Terms:
     """Parse and check one `.spot` text; raises :class:`ContractlangError` on any error."""
     return _terms(check_texts([(text, filename)]))
-
-
-# --------------------------------------------------------------------------- formatting
-
-
-@dataclass(frozen=True)
-class FormatResult:
-    """The formatted text (``None`` when the source does not parse or the formatter refused),
-    whether it differs from the input, and the diagnostics."""
-
-    text: str | None
-    changed: bool
-    diagnostics: tuple[Diagnostic, ...] = ()
-
-
-def format_source(text: str | bytes, filename: str = "<input>") -> FormatResult:
-    """Parse ``text``, lay it out canonically (:mod:`contractlang.fmt`), and check the result
-    means the same: reparsed, it has the same AST and the same comments.
-
-    >>> format_source('budget "b" {require  share(accepted)>=90%}').text
-    'budget "b" {\\n  require share(accepted) >= 90%\\n}\\n'
-    """
-    parsed = parse(text, filename)
-    if parsed.file is None:
-        return FormatResult(None, False, parsed.diagnostics)
-    with gc_paused():
-        out = format_file(parsed.file)
-        problem = _meaning_changed(parsed.file, out, filename)
-    if problem is not None:
-        diag = error(
-            "E012",
-            f"formatting would change {problem}, so the file was left as it is",
-            NO_SPAN,
-            file=filename,
-            help="this is a bug in contractlang's formatter; please report it with the file",
-        )
-        return FormatResult(None, False, (diag,))
-    return FormatResult(out, out != _original(text), ())
-
-
-def _original(text: str | bytes) -> str:
-    """The text as the file holds it (the parse reads a lone CR as a line end)."""
-    if isinstance(text, bytes):
-        return text.decode("utf-8-sig", errors="replace")
-    return text.removeprefix("\ufeff")
-
-
-def _meaning_changed(before: SpotFile, out: str, filename: str) -> str | None:
-    again = parse(out, filename)
-    if again.file is None:
-        return "the file into one that does not parse"
-    if again.file != before:
-        return "the meaning of the file"
-    if _comment_texts(again.file.comments) != _comment_texts(before.comments):
-        return "the comments of the file"
-    return None
-
-
-def _comment_texts(comments: Sequence[Comment]) -> list[str]:
-    return [c.text.rstrip() for c in comments]
