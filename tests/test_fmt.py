@@ -15,6 +15,7 @@ from contractlang.fmt import WIDTH, format_expr, format_file
 from contractlang.lang import ast
 from contractlang.pipeline import parsing
 from contractlang.pipeline.language import FormatResult, format_source, parse
+from contractlang.syntax.parser import Parsed
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))
@@ -309,6 +310,24 @@ def test_refuses_when_the_output_does_not_parse(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(parsing, "format_file", lambda f: "contract {")
     result = format_source('contract "c" {}')
     assert [d.code for d in result.diagnostics] == ["E012"]
+
+
+def test_a_formatted_text_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    parses: list[str] = []
+    real = parsing.parse_text
+
+    def counted(text: str | bytes, filename: str = "<input>") -> Parsed:
+        parses.append(filename)
+        return real(text, filename)
+
+    monkeypatch.setattr(parsing, "parse_text", counted)
+    formatted = 'contract "c" {\n  currency USD  # kept\n}\n'
+    assert format_source(formatted, "a.spot") == FormatResult(formatted, False, ())
+    assert format_source(formatted.encode(), "b.spot") == FormatResult(formatted, False, ())
+    assert parses == ["a.spot", "b.spot"]
+    assert format_source(formatted.replace("\n", "\r\n"), "c.spot").changed
+    assert format_source("\ufeff" + formatted, "d.spot") == FormatResult(formatted, False, ())
+    assert parses == ["a.spot", "b.spot", "c.spot", "c.spot", "d.spot"]  # changed: reparsed
 
 
 # --------------------------------------------------------------------------- the command

@@ -94,7 +94,8 @@ class FormatResult:
 
 def format_source(text: str | bytes, filename: str = "<input>") -> FormatResult:
     """Parse ``text``, lay it out canonically (:mod:`contractlang.fmt`), and check the result
-    means the same: reparsed, it has the same AST and the same comments.
+    means the same: reparsed, it has the same AST and the same comments. A text already laid
+    out so is the text just parsed, so it is not parsed again.
 
     >>> format_source('budget "b" {require  share(accepted)>=90%}').text
     'budget "b" {\\n  require share(accepted) >= 90%\\n}\\n'
@@ -104,7 +105,8 @@ def format_source(text: str | bytes, filename: str = "<input>") -> FormatResult:
         return FormatResult(None, False, parsed.diagnostics)
     with gc_paused():
         out = format_file(parsed.file)
-        problem = _meaning_changed(parsed.file, out, filename)
+        changed = out != _original(text)
+        problem = _meaning_changed(parsed.file, out, filename) if changed else None
     if problem is not None:
         diag = error(
             "E012",
@@ -114,11 +116,12 @@ def format_source(text: str | bytes, filename: str = "<input>") -> FormatResult:
             help="this is a bug in contractlang's formatter; please report it with the file",
         )
         return FormatResult(None, False, (diag,))
-    return FormatResult(out, out != _original(text), ())
+    return FormatResult(out, changed, ())
 
 
 def _original(text: str | bytes) -> str:
-    """The text as the file holds it (the parse reads a lone CR as a line end)."""
+    """The text as the file holds it (the parse reads a lone CR as a line end; the formatter
+    writes no CR, so a text equal to its output has none)."""
     if isinstance(text, bytes):
         return text.decode("utf-8-sig", errors="replace")
     return text.removeprefix("\ufeff")
