@@ -169,6 +169,16 @@ def test_control_characters_in_a_run_id_are_shown_not_obeyed(tmp_path: Path) -> 
     assert doc["run_id"] == EVIL_RUN
 
 
+def test_words_between_colons_are_shown_as_written(tmp_path: Path) -> None:
+    # rich reads `:smile:` as an emoji code unless told not to
+    path = tmp_path / ":smile:.spot"
+    path.write_text('contract "c" {\n  rate 2 USD + 1 hour  # :thumbs_up:\n}\n', encoding="utf-8")
+    result = run("check", path)
+    assert result.exit_code == 2
+    assert f"{path}:2:8: error[E201]" in result.output
+    assert "# :thumbs_up:" in result.output
+
+
 def test_a_run_that_is_not_there_is_a_usage_error_naming_it_safely(tmp_path: Path) -> None:
     spot, trace = _evil(tmp_path)
     result = run("explain", spot, trace, "--run", "r-\x1b[2Jgone")

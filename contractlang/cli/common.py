@@ -97,9 +97,10 @@ class _StandardOutput(io.TextIOBase):
 
 _stdout = _StandardOutput()
 
-#: Results go to stdout; diagnostics, progress and notes to stderr.
-out = Console(file=cast(TextIO, _stdout), highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+#: Results go to stdout; diagnostics, progress and notes to stderr. No emoji codes: rich would
+#: show ``:smile:`` in a file name, a source line or a message as an emoji.
+out = Console(file=cast(TextIO, _stdout), highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def write_stdout(text: str) -> None:
