@@ -21,10 +21,8 @@ by their UTF-8 bytes, every line ended by a line feed. The loader's own columns 
 ``run_key``) are not part of it.
 
 Hashing a run at a time lets a sharded evaluation take each run's digest in its shard, and
-keeps the cost linear: the runs, numbered in ``run_id`` order, are cut into groups of
-consecutive numbers (:data:`SLICE_ROWS` events, in at most :data:`MAX_GROUPS` groups), and each
-group's rows, found by one filter, are written as text, sorted and hashed on their own, so the
-memory is one group's text.
+keeps the cost linear: the events are grouped by run (one integer sort), and each group of
+runs is written as text, sorted and hashed on its own, so the memory is one group's text.
 
 >>> import polars as pl
 >>> from datetime import datetime, UTC
@@ -63,10 +61,6 @@ __all__ = ["canonical_text", "digest_of", "header_line", "run_lines", "trace_dig
 
 #: Events written as text at a time (whole runs, at least one): bounds the memory of the text.
 SLICE_ROWS = 200_000
-#: At most this many groups: each group's rows are found by a filter over all the events, so
-#: a trace of more than ``MAX_GROUPS × SLICE_ROWS`` events has groups of ``1/MAX_GROUPS`` of
-#: them, and the filters' cost stays linear in the events.
-MAX_GROUPS = 64
 #: Groups of runs written and hashed at once, one per core (measured: a quarter less time
 #: than one at a time on two cores).
 WORKERS = max(1, min(4, os.cpu_count() or 1))
@@ -148,35 +142,24 @@ def _order(columns: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class _Groups:
-    """The events cut into groups of whole runs (``cuts``, ranges of run keys: the runs are
-    numbered in ``run_id`` order, so a group is the runs with a key in its range), with the
-    expressions that write a group's event lines and run ids."""
+    """The events in run order (``order``), cut into groups of whole runs (``cuts``), with
+    the expressions that write a group's event lines and run ids."""
 
     events: pl.DataFrame
-    keys: pl.Series
+    order: pl.Series
     cuts: list[tuple[int, int]]
     encoded: list[pl.Expr]
     run_text: pl.Expr
 
-    def text(self, lo: int, hi: int) -> tuple[list[str], list[str]]:
-        """The group of the runs keyed ``lo`` to ``hi``: each run's ``run_id`` text and its
-        sorted event lines, each ended by a line feed.
-
-        (Its rows are picked by a filter, in file order, not gathered in run order: a
-        filter reads the columns in order, and costs half a gather at 10M rows in 83 chunks;
-        the sort puts them in order.)"""
-        mine = self.keys.is_between(lo, hi)
-        lines = (
-            self.events.filter(mine)
-            .select(
-                pl.concat_str(self.encoded, separator="\t").alias("line"),
-                self.run_text.alias("run"),
-                self.keys.filter(mine).alias("_k"),
-            )
-            .sort("line")
-        )  # a run's lines share its prefix: sorted, each run's are together
-        grouped = lines.group_by("_k", maintain_order=True).agg(
-            pl.col("run").first(), (pl.col("line") + "\n").str.join("")
+    def text(self, start: int, stop: int) -> tuple[list[str], list[str]]:
+        """The group ``[start, stop)``: each run's ``run_id`` text and its sorted event
+        lines, each ended by a line feed."""
+        part = self.events[self.order[start:stop]]
+        lines = part.select(
+            pl.concat_str(self.encoded, separator="\t").alias("line"), self.run_text.alias("run")
+        ).sort("line")  # a run's lines share its prefix: sorted, each run's are together
+        grouped = lines.group_by("run", maintain_order=True).agg(
+            (pl.col("line") + "\n").str.join("")
         )
         return grouped.get_column("run").to_list(), grouped.get_column("line").to_list()
 
@@ -188,14 +171,13 @@ def _groups(trace: Trace) -> _Groups | None:
     if events.height == 0:
         return None
     key = pl.col("run_key") if "run_key" in events.columns else pl.col("run_id").rank("dense")
-    keys = events.select(key.cast(pl.Int64).fill_null(-1).alias("k")).get_column("k")
-    counts = keys.value_counts(sort=False).sort("k")
-    distinct, sizes = counts.get_column("k").to_list(), counts.get_column("count").to_list()
-    bounds = [0, *_cuts(sizes, max(SLICE_ROWS, -(-events.height // MAX_GROUPS)))]
+    keys = events.select(key.fill_null(-1).alias("k")).get_column("k")
+    sizes = keys.value_counts(sort=False).sort("k").get_column("count").to_list()
+    bounds = [0, *_cuts(sizes)]
     return _Groups(
         events,
-        keys,
-        [(distinct[a], distinct[b - 1]) for a, b in pairwise(bounds)],
+        keys.arg_sort(),
+        list(pairwise(bounds)),
         [_encode(events.get_column(c)) for c in _order(events.columns)],
         _encode(events.get_column("run_id")),
     )
@@ -209,21 +191,17 @@ def _runs_text(trace: Trace) -> Iterator[tuple[list[str], list[str]]]:
             yield groups.text(*cut)
 
 
-def _cuts(sizes: Sequence[int], most: int) -> Iterator[int]:
-    """Where to cut the runs, in key order (``sizes``, their numbers of events), into groups
-    of whole runs of at most ``most`` events (a larger run alone): the index of the first
-    run of each next group, and the number of runs.
-
-    >>> list(_cuts([3, 1, 2, 5, 1], 4))
-    [2, 3, 4, 5]
-    """
-    held = 0
-    for k, n in enumerate(sizes):
-        if held and held + n > most:
-            yield k
+def _cuts(sizes: Sequence[int]) -> Iterator[int]:
+    """Where to cut the events, in run order, into groups of whole runs of at most
+    :data:`SLICE_ROWS` events (a larger run alone)."""
+    total = held = 0
+    for n in sizes:
+        if held and held + n > SLICE_ROWS:
+            yield total
             held = 0
+        total += n
         held += n
-    yield len(sizes)
+    yield total
 
 
 def _encode(values: pl.Series) -> pl.Expr:
