@@ -1,7 +1,9 @@
 """What every command shares: consoles, output formats, standard output that fails cleanly, and
 the guard that turns errors into documented exit codes (never a traceback).
 
-Standard output is written through :data:`out` (rich) or :func:`write_stdout`. A write that
+Standard output is written through :data:`out` or :func:`write_stdout`, standard error through
+:data:`err`: both write text as rich's console prints it, and make that console only when it
+is needed (:class:`Output`). A write that
 fails — a full disk, a closed descriptor — is ``E501`` naming ``standard output``, exit 2; a
 pipe closed by its reader (``contractlang … | head``) ends the command quietly, exit 0.
 """
@@ -16,13 +18,16 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import NoReturn, ParamSpec, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, NoReturn, ParamSpec, TextIO, TypeVar, cast
 
 import typer
-from rich.console import Console
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, error, render_all, to_json_text
 from contractlang.errors import ContractlangError, ExitCode, InternalError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.status import Status
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -97,10 +102,56 @@ class _StandardOutput(io.TextIOBase):
 
 _stdout = _StandardOutput()
 
-#: Results go to stdout; diagnostics, progress and notes to stderr. No emoji codes: rich would
-#: show ``:smile:`` in a file name, a source line or a message as an emoji.
-out = Console(file=cast(TextIO, _stdout), highlight=False, soft_wrap=True, emoji=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+#: The characters rich's text drops (``rich.control.STRIP_CONTROL_CODES``): bell, backspace,
+#: vertical tab, form feed, carriage return.
+_RICH_DROPS = dict.fromkeys((7, 8, 11, 12, 13))
+
+
+class Output:
+    """Standard output or standard error, written as rich's console prints text; the console
+    itself (its width, whether it is a terminal, a status spinner) is made when first asked
+    for. rich takes about 20 ms to import, and ``check`` and ``fmt`` print only text."""
+
+    def __init__(self, *, stderr: bool) -> None:
+        self._stderr = stderr
+
+    def print(self, text: str = "", *, markup: bool = False, end: str = "\n") -> None:
+        """What ``Console.print(text, markup=markup, end=end)`` writes with no emoji codes,
+        highlighting nor wrapping: the text without the control characters rich drops. A text
+        with a tab (rich lays tabs out by cells) or with markup goes to rich itself."""
+        if "\t" in text or (markup and "[" in text):
+            self.console.print(text, markup=markup, end=end)
+            return
+        stream = sys.stderr if self._stderr else _stdout
+        stream.write(text.translate(_RICH_DROPS) + end)
+        stream.flush()
+
+    @functools.cached_property
+    def console(self) -> Console:
+        """The rich console (no emoji codes: rich would show ``:smile:`` in a file name, a
+        source line or a message as an emoji)."""
+        # imported here, when first needed: start-up time (`check` and `fmt` never need it)
+        from rich.console import Console  # noqa: PLC0415
+
+        if self._stderr:
+            return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+        return Console(file=cast(TextIO, _stdout), highlight=False, soft_wrap=True, emoji=False)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.console.is_terminal
+
+    @property
+    def width(self) -> int:
+        return self.console.width
+
+    def status(self, message: str) -> Status:
+        return self.console.status(message)
+
+
+#: Results go to stdout; diagnostics, progress and notes to stderr.
+out = Output(stderr=False)
+err = Output(stderr=True)
 
 
 def write_stdout(text: str) -> None:

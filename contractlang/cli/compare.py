@@ -148,7 +148,7 @@ def register(app: typer.Typer) -> None:
             write_stdout(render_compare_csv(cmp))
         else:
             print_diagnostics(warnings, result.sources)
-            render_comparison(cmp, out)
+            render_comparison(cmp, out.console)
         if report is not None:
             err.print(f"wrote the report to {report}", markup=False)
         exit_with(exit_code(cmp))

@@ -158,7 +158,7 @@ def register(app: typer.Typer) -> None:
             write_stdout(render_json(result))
         else:
             print_diagnostics(warnings, result.sources, OutputFormat.text)
-            render_summary(result, out)
+            render_summary(result, out.console)
             for path, what in ((ledger, "ledger"), (runs, "per-run table"), (report, "report")):
                 if path is not None:
                     err.print(f"wrote the {what} to {path}", markup=False)

@@ -237,7 +237,7 @@ def register(app: typer.Typer) -> None:
                 )
                 if v
             ]
-            render_rehearsal(rehearsed, out, given)
+            render_rehearsal(rehearsed, out.console, given)
         exit_with(exit_code(rehearsed))
 
 

@@ -186,7 +186,7 @@ def register(app: typer.Typer) -> None:
             write_stdout(render_simulation_json(result))
         else:
             print_diagnostics(result.warnings, result.sources, OutputFormat.text)
-            render_simulation(result, out)
+            render_simulation(result, out.console)
             for path, what in ((ledger, "ledger"), (runs, "per-run table"), (report, "report")):
                 if path is not None:
                     err.print(f"wrote the {what} to {path}", markup=False)

@@ -265,7 +265,7 @@ def _report(
         write_stdout(json.dumps(doc, indent=2, sort_keys=True) + "\n")
         return
     print_diagnostics(loaded.warnings, {}, OutputFormat.text)
-    render_summary(summary, loaded.source, out, loaded.quarantine)
+    render_summary(summary, loaded.source, out.console, loaded.quarantine)
     for what, path in written.items():
         err.print(f"wrote the {what} to {path}", markup=False)
 
