@@ -105,9 +105,36 @@ def test_the_fuzzed_rate_evaluates_from_the_command_line(tmp_path: Path) -> None
 
 
 def test_a_sum_of_a_large_value_and_a_fine_one_is_kept() -> None:
-    # The smallest form of the fuzz's failure: `gpu_time / 7 gpu_hours` was a quotient at 20
-    # places, (1/3)·(1/3) a product at 24; polars brought the sum to 24 places itself, and a
-    # quotient of 2 × 10^14 (gpu-µs / 7) has no room there: `division by zero`, exit 3.
+    # The fuzz's failure, smaller: the first term was 7 × gpu_time (µs) × 27.77… (the constant
+    # divided at 20 places) ≈ 1.3 × 10^14 at 20 places, brought to the sum's factor by × 7;
+    # the second, 0 × (1/4) × (1/7), a product of two quotients at 20 places each, kept to 24.
+    # Polars brought the sum to 24 places itself: 15 digits + 24 places do not fit 38, and it
+    # said `division by zero Decimal` — exit 3.
+    rate = (
+        "7% of (gpu_time * (3 USD / 60 gpus / 120 gpus / 0.000001 hours / 15 hours))"
+        " + 0 * (1 / 4) * (1 / 7) * 1 USD per gpu_second"
+    )
+    c = contract_result(contract(rate), one_allocation(gpus=8, minutes=24 * 60))
+    # as the fuzz's rate for 8 GPUs × 24 h (above): 14/135 USD per GPU-second × 8 × 86,400 s
+    # = 71,680.00
+    assert c.totals.gross_minor == 7_168_000
+
+
+def test_a_price_per_a_long_unit_of_time_is_charged() -> None:
+    # gpu_time / hours² is money per GPU-hour once more; its factor per µs is 1/(3.6 × 10^9)²,
+    # beyond 64 bits, and the split of the time at it read `us // d` as none: a charge of none,
+    # a line of 0.00 and no error
+    rate = "7% of (gpu_time * 1 USD / 1 gpus / 1 gpus / 1 hours / 1 hours)"
+    c = contract_result(contract(rate), one_allocation(gpus=8, minutes=24 * 60))
+    # gpu_time 8 × 24 = 192 GPU-hours: 7% × 192 = 13.44 USD per GPU-hour × 8 GPUs × 24 h
+    # = 2,580.48
+    assert c.totals.gross_minor == 258_048
+
+
+def test_a_price_far_larger_at_runtime_than_its_value_is_charged() -> None:
+    # gpu_time / 7 gpu_hours is held in GPU-µs (× 10^6 × 3,600 the value) and the product of
+    # the price, the GPUs and the µs left over was kept at 24 places: more than 38 digits, E405,
+    # for a charge of 21 thousand USD
     rate = "gpu_time / 7 gpu_hours * 1 USD per gpu_hour + 1 USD per gpu_hour * (1 / 3) * (1 / 3)"
     c = contract_result(contract(rate), one_allocation(gpus=8, minutes=48 * 60))
     # gpu_time 8 × 48 = 384 GPU-hours: 384/7 + 1/9 = (3,456 + 7)/63 = 3,463/63 USD per GPU-hour
@@ -152,15 +179,14 @@ def test_a_divisor_below_the_twentieth_place_is_not_zero() -> None:
 
 
 def test_a_quotient_of_a_column_keeps_the_places_of_its_value() -> None:
-    # 1 / (1 + runtime / 10^12 hours): the divisor is held in units of 1/(3.6 × 10^21) (µs per
-    # 10^12 hours), ~3.6 × 10^21 for an hour's runtime, so its inverse at 20 places of the
-    # runtime value was 0: a charge of 0.00 where it is 8.00.
+    # 1 / (1 + runtime / 10^12 hours): the divisor is held in 1/(3.6 × 10^9) of its value
+    # (3,600,000,000.0036 for an hour's runtime), and its inverse was kept at 20 places of that
+    # number: 2.7777777777777777750 × 10^-10, eleven digits — a charge of 8.000000000064.
     rate = "1 USD per gpu_hour * (1 / (1 + runtime / 1000000000000 hours))"
     c = contract_result(contract(rate), one_allocation())
-    # runtime 1 h: 1 / (1 + 10^-12) USD per GPU-hour × 8 GPUs × 1 h = 7.999999999992… → 8.00
+    # runtime 1 h: 1 / (1 + 10^-12) USD per GPU-hour × 8 GPUs × 1 h = 7.999999999992000… → 8.00
     assert c.totals.gross_minor == 800
-    charge = Fraction(alloc_row(c, "a1")["charge"])
-    assert abs(charge - Fraction(8) / (1 + Fraction(1, 10**12))) < Fraction(1, 10**19)
+    assert alloc_row(c, "a1")["charge"] == D("7.99999999999200000000")
 
 
 def test_a_comparison_with_a_constant_of_many_digits_is_exact() -> None:
