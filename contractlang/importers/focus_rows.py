@@ -452,8 +452,6 @@ def missing_tag(name: str, tag: str, keys: set[str]) -> ContractlangError:
     return ContractlangError([error("I002", message, NO_SPAN, file=name, help=hint)])
 
 
-
-
 def _category_hint(text: str) -> str:
     guess = did_you_mean(text, fv.CHARGE_CATEGORIES)
     return f" (did you mean `{guess}`?)" if guess else ""
