@@ -1,8 +1,8 @@
 """The typed AST of a `.spot` file.
 
-One small frozen dataclass per construct. Every node has a ``span`` that equality ignores, so
-two parses of differently laid-out text compare equal when they mean the same thing (the
-formatter relies on this). Only :mod:`contractlang.syntax.lower` builds these, as lark
+One small frozen dataclass per construct, each a :class:`Node`. Every node has a ``span`` that
+equality ignores, so two parses of differently laid-out text compare equal when they mean the
+same thing (the formatter relies on this). Only :mod:`contractlang.syntax.lower` builds these, as lark
 parses; nothing after it sees lark. Words a clause takes from a fixed list (a cap level, a
 rounding mode) are kept as written; the checker reports a word that is not on the list (E213),
 and the typed accessors (:attr:`Cap.cap_level`, :attr:`Rounding.rounding_mode`) read them
@@ -18,9 +18,11 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import operator
+from collections.abc import Callable
+from dataclasses import Field, dataclass, field
 from decimal import Decimal
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from contractlang.diagnostics import NO_SPAN, Span
 from contractlang.lang.vocabulary import (
@@ -34,11 +36,59 @@ from contractlang.lang.vocabulary import (
     percentile,
 )
 
+# --------------------------------------------------------------------------- nodes
+
+
+class Node:
+    """What every node shares: equality and hashing by the fields that compare (not a span, nor
+    the text a number was written with), and a repr of the fields that show — as the
+    dataclass would generate them, but written once: each method a dataclass generates is
+    compiled when the module is imported, and for these 33 classes that was a tenth of
+    ``contractlang check``'s start."""
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        key = _key(self.__class__)
+        return bool(key(self) == key(other))
+
+    def __hash__(self) -> int:
+        return hash(_key(self.__class__)(self))
+
+    def __repr__(self) -> str:
+        shown = (
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in self.__dataclass_fields__.values()
+            if f.repr
+        )
+        return f"{self.__class__.__qualname__}({', '.join(shown)})"
+
+
+_KEYS: dict[type[Node], Callable[[Node], object]] = {}
+
+
+def _key(cls: type[Node]) -> Callable[[Node], object]:
+    """The values of ``cls``'s fields that compare, as one object (a tuple, or the one value)."""
+    key = _KEYS.get(cls)
+    if key is None:
+        names = [f.name for f in cls.__dataclass_fields__.values() if f.compare]
+        key = operator.attrgetter(*names) if names else _nothing
+        _KEYS[cls] = key
+    return key
+
+
+def _nothing(node: Node) -> object:
+    return ()
+
+
 # --------------------------------------------------------------------------- expressions
 
 
-@dataclass(frozen=True)
-class Number:
+@dataclass(frozen=True, eq=False, repr=False)
+class Number(Node):
     """A plain number: ``3``, ``2.10``. ``text`` keeps the written form for the formatter."""
 
     value: Decimal
@@ -46,8 +96,8 @@ class Number:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Percent:
+@dataclass(frozen=True, eq=False, repr=False)
+class Percent(Node):
     """``5%``: ``value`` is the written number (5); its meaning is ``value / 100``."""
 
     value: Decimal
@@ -55,8 +105,8 @@ class Percent:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Quantity:
+@dataclass(frozen=True, eq=False, repr=False)
+class Quantity(Node):
     """A number with a unit as written: ``30 seconds``, ``1 hour``, ``50000 USD``, ``8 gpus``.
 
     ``unit`` is the word as written; the checker resolves it (time, GPU, GPU-time or a currency
@@ -69,8 +119,8 @@ class Quantity:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Per:
+@dataclass(frozen=True, eq=False, repr=False)
+class Per(Node):
     """``<amount> per <unit>``: ``2.10 USD per gpu_hour``, ``trace.price per gpu_hour``.
 
     Binds tighter than ``*``. A plain-number ``amount`` takes the contract's currency.
@@ -81,8 +131,8 @@ class Per:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class PercentOf:
+@dataclass(frozen=True, eq=False, repr=False)
+class PercentOf(Node):
     """``X% of E`` = ``X/100 × E``: ``10% of charge``, ``30% of gross``."""
 
     percent: Percent
@@ -90,8 +140,8 @@ class PercentOf:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Name:
+@dataclass(frozen=True, eq=False, repr=False)
+class Name(Node):
     """A bare name: a fact (``runtime``), a promise (``promised_notice``) or an enum member
     (``spot``, ``reclaimed``). The checker resolves which."""
 
@@ -99,28 +149,28 @@ class Name:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class TraceColumn:
+@dataclass(frozen=True, eq=False, repr=False)
+class TraceColumn(Node):
     """``trace.<column>``: a column of the trace, read on the allocation's ``started`` row."""
 
     column: str
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class String:
+@dataclass(frozen=True, eq=False, repr=False)
+class String(Node):
     value: str
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Bool:
+@dataclass(frozen=True, eq=False, repr=False)
+class Bool(Node):
     value: bool
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class NoneLit:
+@dataclass(frozen=True, eq=False, repr=False)
+class NoneLit(Node):
     """``none``: the missing value. Logic with it is three-valued (design §4)."""
 
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
@@ -131,15 +181,15 @@ ArithOp = Literal["+", "-", "*", "/"]
 LogicOp = Literal["and", "or"]
 
 
-@dataclass(frozen=True)
-class Unary:
+@dataclass(frozen=True, eq=False, repr=False)
+class Unary(Node):
     op: UnaryOp
     operand: Expr
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Binary:
+@dataclass(frozen=True, eq=False, repr=False)
+class Binary(Node):
     """Arithmetic: ``+ - * /``."""
 
     op: ArithOp
@@ -148,24 +198,24 @@ class Binary:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Compare:
+@dataclass(frozen=True, eq=False, repr=False)
+class Compare(Node):
     op: CompareOp
     left: Expr
     right: Expr
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Logic:
+@dataclass(frozen=True, eq=False, repr=False)
+class Logic(Node):
     op: LogicOp
     left: Expr
     right: Expr
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class In:
+@dataclass(frozen=True, eq=False, repr=False)
+class In(Node):
     """``value in [a, b]`` (``negated`` for ``not in``)."""
 
     value: Expr
@@ -174,8 +224,8 @@ class In:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Call:
+@dataclass(frozen=True, eq=False, repr=False)
+class Call(Node):
     """A function call: scalar ``coalesce``, ``min``, ``max``; in budgets the aggregates
     ``mean``, ``sum``, ``min``, ``max``, ``share``, ``count`` and ``pN`` (``p95``)."""
 
@@ -208,14 +258,14 @@ Expr = (
 # --------------------------------------------------------------------------- contract clauses
 
 
-@dataclass(frozen=True)
-class Currency:
+@dataclass(frozen=True, eq=False, repr=False)
+class Currency(Node):
     code: str
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Rounding:
+@dataclass(frozen=True, eq=False, repr=False)
+class Rounding(Node):
     """``rounding half_up|half_even``. ``half_up`` rounds half away from zero (the default).
     ``mode`` is the word as written."""
 
@@ -231,16 +281,16 @@ class Rounding:
         raise ValueError(f"`{self.mode}` is not a rounding mode (the checker reports it)")
 
 
-@dataclass(frozen=True)
-class Precision:
+@dataclass(frozen=True, eq=False, repr=False)
+class Precision(Node):
     """``precision N``: ledger lines are rounded to N decimal places (default 2)."""
 
     digits: int
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Rate:
+@dataclass(frozen=True, eq=False, repr=False)
+class Rate(Node):
     """``rate <price> [when <cond>]``: the first rate whose condition holds and whose price is
     not none prices the allocation."""
 
@@ -249,20 +299,20 @@ class Rate:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class BillingIncrement:
+@dataclass(frozen=True, eq=False, repr=False)
+class BillingIncrement(Node):
     duration: Expr
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class BillingMinimum:
+@dataclass(frozen=True, eq=False, repr=False)
+class BillingMinimum(Node):
     duration: Expr
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class BillingPeriod:
+@dataclass(frozen=True, eq=False, repr=False)
+class BillingPeriod(Node):
     """``billing period ends 17:00 "America/New_York"``: moves day and month boundaries."""
 
     time: str
@@ -273,8 +323,8 @@ class BillingPeriod:
 PromiseKind = Literal["notice", "restart"]
 
 
-@dataclass(frozen=True)
-class Promise:
+@dataclass(frozen=True, eq=False, repr=False)
+class Promise(Node):
     """``promise reclaim notice <duration>`` (kind ``notice``) or ``promise restart within
     <duration>`` (kind ``restart``). Read by terms as ``promised_notice``/``promised_restart``."""
 
@@ -283,8 +333,8 @@ class Promise:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class ExcludeAllocation:
+@dataclass(frozen=True, eq=False, repr=False)
+class ExcludeAllocation(Node):
     """``exclude NAME allocation when C``: the whole allocation is not charged."""
 
     name: str
@@ -292,8 +342,8 @@ class ExcludeAllocation:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class ExcludeDuration:
+@dataclass(frozen=True, eq=False, repr=False)
+class ExcludeDuration(Node):
     """``exclude NAME <duration> when C``: that duration leaves billable time."""
 
     name: str
@@ -302,8 +352,8 @@ class ExcludeDuration:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Credit:
+@dataclass(frozen=True, eq=False, repr=False)
+class Credit(Node):
     """``credit NAME <money> when C``."""
 
     name: str
@@ -312,8 +362,8 @@ class Credit:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Cap:
+@dataclass(frozen=True, eq=False, repr=False)
+class Cap(Node):
     """``cap credits at <money | X% of gross> per allocation|run|month|contract``. ``level``
     is the word as written."""
 
@@ -346,8 +396,8 @@ Clause = (
 )
 
 
-@dataclass(frozen=True)
-class Contract:
+@dataclass(frozen=True, eq=False, repr=False)
+class Contract(Node):
     name: str
     clauses: tuple[Clause, ...]
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
@@ -357,16 +407,16 @@ class Contract:
 # --------------------------------------------------------------------------- budgets
 
 
-@dataclass(frozen=True)
-class Require:
+@dataclass(frozen=True, eq=False, repr=False)
+class Require(Node):
     """``require <aggregate expression> <op> <limit>``."""
 
     expr: Expr
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Budget:
+@dataclass(frozen=True, eq=False, repr=False)
+class Budget(Node):
     name: str
     requires: tuple[Require, ...]
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
@@ -379,16 +429,16 @@ Item = Contract | Budget
 # --------------------------------------------------------------------------- files
 
 
-@dataclass(frozen=True)
-class Comment:
+@dataclass(frozen=True, eq=False, repr=False)
+class Comment(Node):
     """A ``#`` comment: ``text`` includes the ``#``; ``line`` is where it stands."""
 
     text: str
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class SpotFile:
+@dataclass(frozen=True, eq=False, repr=False)
+class SpotFile(Node):
     """One parsed `.spot` file. ``comments`` are kept for the formatter, in source order;
     equality of files compares items only."""
 
