@@ -68,6 +68,15 @@ def test_fmt_loads_no_checker() -> None:
     assert found == []
 
 
+def test_a_file_that_parses_loads_no_syntax_error_wording() -> None:
+    wording = ("contractlang.syntax.errors", "contractlang.syntax.kinds")
+    assert modules_after(["check", "rulesets"], libraries=wording) == (0, [])
+    unchecked = ["check", "tests/broken/compare_time_money.spot"]
+    assert modules_after(unchecked, libraries=wording) == (2, [])  # an error of the checker
+    unparsed = ["check", "tests/broken/syntax_missing_when.spot"]
+    assert modules_after(unparsed, libraries=wording) == (2, list(wording))
+
+
 def test_an_evaluating_command_still_gets_what_it_needs() -> None:
     code, heavy = modules_after(["trace", "validate", "examples/trace.parquet"])
     assert code == 0

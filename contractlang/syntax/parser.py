@@ -22,7 +22,6 @@ from lark.exceptions import LarkError, UnexpectedInput
 from contractlang.diagnostics import Diagnostic, Source, Span, error
 from contractlang.lang.ast import Comment, Item, SpotFile
 from contractlang.syntax.describe import exponent_error, point_at, token_span
-from contractlang.syntax.errors import syntax_error
 from contractlang.syntax.grammar import collecting_comments, parser, tree_parser
 from contractlang.syntax.lower import (
     collecting_problems,
@@ -64,6 +63,10 @@ def parse_text(text: str | bytes, filename: str = "<input>") -> Parsed:
         try:
             items = cast(tuple[Item, ...], parser().parse(decoded))  # the builder's `start`
         except UnexpectedInput as exc:
+            # imported on the first syntax error, for start-up time: a file that parses needs
+            # none of the wording of syntax errors (errors.py and kinds.py, 7 ms to load)
+            from contractlang.syntax.errors import syntax_error  # noqa: PLC0415
+
             return Parsed(None, source, (syntax_error(exc, source),))
         except LarkError as exc:  # pragma: no cover - lark raises UnexpectedInput for bad input
             diag = error("E001", f"cannot parse this file: {exc}", Span(1, 1, 1, 2), file=filename)
