@@ -30,7 +30,7 @@ import contextvars
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any
 
@@ -397,7 +397,14 @@ def _below(node: object) -> Sequence[object]:
         return (node.value, node.options)
     if isinstance(node, ast.Call):
         return node.args
-    return [v for f in fields(node) if f.compare and is_dataclass(v := getattr(node, f.name))]  # type: ignore[arg-type]
+    names = _OPERANDS.get(type(node))
+    if names is None:
+        names = _OPERANDS[type(node)] = tuple(f.name for f in fields(node) if f.compare)  # type: ignore[arg-type]
+    return [v for name in names if isinstance(v := getattr(node, name), ast.Node)]
+
+
+#: Each node class's fields that compare: its operands, and words and numbers (not nodes).
+_OPERANDS: dict[type, tuple[str, ...]] = {}
 
 
 def _levels(node: object) -> int:
