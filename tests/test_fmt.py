@@ -10,6 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from contractlang import fmt
 from contractlang.cli.app import app as cli_app
 from contractlang.fmt import WIDTH, format_expr, format_file
 from contractlang.lang import ast
@@ -287,7 +288,7 @@ def test_refuses_when_the_output_would_change_the_meaning(monkeypatch: pytest.Mo
     def drops_a_clause(file: ast.SpotFile) -> str:
         return real(file).replace("  precision 2\n", "")
 
-    monkeypatch.setattr(parsing, "format_file", drops_a_clause)
+    monkeypatch.setattr(fmt, "format_file", drops_a_clause)
     result = format_source('contract "c" { currency USD precision 2 }', "c.spot")
     assert result == FormatResult(None, False, result.diagnostics)
     (d,) = result.diagnostics
@@ -300,14 +301,14 @@ def test_refuses_when_the_output_would_change_the_meaning(monkeypatch: pytest.Mo
 
 def test_refuses_when_a_comment_would_be_lost(monkeypatch: pytest.MonkeyPatch) -> None:
     real = format_file
-    monkeypatch.setattr(parsing, "format_file", lambda f: real(f).replace("  # keep me", ""))
+    monkeypatch.setattr(fmt, "format_file", lambda f: real(f).replace("  # keep me", ""))
     result = format_source('contract "c" { currency USD  # keep me\n}')
     assert [d.code for d in result.diagnostics] == ["E012"]
     assert "comments" in result.diagnostics[0].message
 
 
 def test_refuses_when_the_output_does_not_parse(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parsing, "format_file", lambda f: "contract {")
+    monkeypatch.setattr(fmt, "format_file", lambda f: "contract {")
     result = format_source('contract "c" {}')
     assert [d.code for d in result.diagnostics] == ["E012"]
 
@@ -429,7 +430,7 @@ def test_stdin_cannot_be_mixed_with_files(app: typer.Typer, tmp_path: Path) -> N
 def test_a_refusal_exits_3(
     app: typer.Typer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(parsing, "format_file", lambda f: "")
+    monkeypatch.setattr(fmt, "format_file", lambda f: "")
     path = tmp_path / "c.spot"
     path.write_text(FORMATTED, encoding="utf-8")
     result = CliRunner().invoke(app, ["fmt", str(path)])

@@ -62,10 +62,12 @@ def test_language_commands_import_no_heavy_library(argv: list[str]) -> None:
     assert heavy == []
 
 
-def test_fmt_loads_no_checker() -> None:
-    code, found = modules_after(["fmt", "--check", "rulesets"], libraries=("contractlang.check",))
-    assert code == 0
-    assert found == []
+def test_fmt_loads_no_checker_and_check_no_formatter() -> None:
+    assert modules_after(["fmt", "--check", "rulesets"], libraries=("contractlang.check",)) == (
+        0,
+        [],
+    )
+    assert modules_after(["check", "rulesets"], libraries=("contractlang.fmt",)) == (0, [])
 
 
 def test_a_file_that_parses_loads_no_syntax_error_wording() -> None:

@@ -1,5 +1,6 @@
 """The text half of the language pipeline: text → AST, and formatting. It imports no checker,
-so ``contractlang fmt`` never loads one.
+so ``contractlang fmt`` never loads one, and loads the formatter only to format, so
+``contractlang check`` never does.
 
 :func:`parse` reads one text (syntax errors are diagnostics, never exceptions);
 :func:`format_source` lays a text out canonically and refuses (``E012``) if reparsing its
@@ -18,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, error
-from contractlang.fmt import format_file
 from contractlang.lang.ast import Comment, SpotFile
 from contractlang.syntax.parser import parse_text
 
@@ -103,6 +103,9 @@ def format_source(text: str | bytes, filename: str = "<input>") -> FormatResult:
     parsed = parse(text, filename)
     if parsed.file is None:
         return FormatResult(None, False, parsed.diagnostics)
+    # imported here, for start-up time: `check` parses but never formats
+    from contractlang.fmt import format_file  # noqa: PLC0415
+
     with gc_paused():
         out = format_file(parsed.file)
         changed = out != _original(text)
