@@ -4,9 +4,10 @@ hook or an editor runs them.
     python bench/bench_startup.py            # median of 5 runs each
     python bench/bench_startup.py --repeat 9
 
-Each step is a fresh process timed from outside (wall clock and peak memory from
-``/usr/bin/time``); baselines run in the same script: ``python -c pass`` (the interpreter) and
-``python -c "import polars"`` (what a command that loads polars pays before any work).
+Each step is a fresh process timed from outside (wall clock around it, peak memory from
+``/usr/bin/time``), in rounds of every step once; baselines run in the same rounds:
+``python -c pass`` (the interpreter) and ``python -c "import polars"`` (what a command that
+loads polars pays before any work).
 
 - ``--version``; ``check`` and ``fmt --check`` of a 1,000-line file (copies of the bundled
   rulesets, each contract renamed) — targets ≤ 150 ms and ≤ 300 ms;
@@ -18,11 +19,13 @@ Each step is a fresh process timed from outside (wall clock and peak memory from
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,21 +53,28 @@ def spot_text(min_lines: int) -> str:
 
 
 def timed(args: list[str]) -> tuple[float, float, int]:
-    """(seconds, peak MB, exit code) of one process."""
+    """(seconds, peak MB, exit code) of one process: the wall clock around it (``/usr/bin/time``
+    gives hundredths only), its peak from ``/usr/bin/time``."""
+    start = time.perf_counter()
     done = subprocess.run(
-        ["/usr/bin/time", "-f", "%e %M", *args], capture_output=True, text=True, check=False
+        ["/usr/bin/time", "-f", "%M", *args], capture_output=True, text=True, check=False
     )
-    seconds, kb = done.stderr.strip().splitlines()[-1].split()
-    return float(seconds), int(kb) / 1024, done.returncode
+    seconds = time.perf_counter() - start
+    kb = done.stderr.strip().splitlines()[-1]
+    return seconds, int(kb) / 1024, done.returncode
 
 
-def median_of(args: list[str], repeat: int) -> tuple[float, float, int]:
-    runs = [timed(args) for _ in range(repeat)]
-    return (
-        statistics.median(r[0] for r in runs),
-        max(r[1] for r in runs),
-        runs[-1][2],
-    )
+def median_of(steps: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float, int]]:
+    """Each step's (median seconds, peak MB, exit code), run in ``repeat`` rounds of every step
+    once: a burst of load from other programs falls on every step alike."""
+    runs: dict[str, list[tuple[float, float, int]]] = {name: [] for name in steps}
+    for _ in range(repeat):
+        for name, cmd in steps.items():
+            runs[name].append(timed(cmd))
+    return {
+        name: (statistics.median(r[0] for r in rs), max(r[1] for r in rs), rs[-1][2])
+        for name, rs in runs.items()
+    }
 
 
 def main() -> None:
@@ -82,6 +92,7 @@ def main() -> None:
         mb1.write_text(one, encoding="utf-8")
         mb10.write_text(spot_text(one.count("\n") * 10), encoding="utf-8")
         timed([*exe, "check", str(small)])  # warm the grammar cache once, as any second run
+        load_before = os.getloadavg()[0]
         steps = {
             "python -c pass": [sys.executable, "-c", "pass"],
             "python -c 'import polars'": [sys.executable, "-c", "import polars"],
@@ -90,12 +101,13 @@ def main() -> None:
             "fmt --check (same file)": [*exe, "fmt", "--check", str(small)],
         }
         print(f"{'step':<36} {'seconds':>8} {'peak MB':>8} {'exit':>5}")
-        for name, cmd in steps.items():
-            sec, peak, code = median_of(cmd, args.repeat)
+        for name, (sec, peak, code) in median_of(steps, args.repeat).items():
             print(f"{name:<36} {sec:>8.3f} {peak:>8.0f} {code:>5}")
         sizes = {}
-        for path in (mb1, mb10):
-            sec, peak, code = median_of([*exe, "check", str(path)], max(1, args.repeat // 2))
+        large = {p.name: [*exe, "check", str(p)] for p in (mb1, mb10)}
+        for path, (sec, peak, code) in zip(
+            (mb1, mb10), median_of(large, max(1, args.repeat // 2)).values(), strict=True
+        ):
             size_mb = path.stat().st_size / 1e6
             sizes[path.name] = sec
             print(
@@ -103,6 +115,15 @@ def main() -> None:
                 f"   peak {peak / size_mb:.0f}× the file"
             )
         print(f"10 MB / 1 MB time: {sizes['ten.spot'] / sizes['one.spot']:.1f}× (target ≤ 12×)")
+        print(
+            f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after; "
+            + (
+                "no bytecode written (PYTHONDONTWRITEBYTECODE): each process compiles"
+                " contractlang's modules"
+                if os.environ.get("PYTHONDONTWRITEBYTECODE")
+                else "bytecode cached after the first run"
+            )
+        )
 
 
 if __name__ == "__main__":
