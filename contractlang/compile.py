@@ -555,16 +555,32 @@ def truth(v: Val) -> pl.Expr:
 
 
 def _in(e: ast.In, env: Env) -> Val:
+    """``x in [a, b, …]``: ``x == a or x == b or …`` (Kleene: none where ``x`` is none and no
+    option is equal); ``x in []`` is false, as an empty ``or`` is. Text against text written
+    in the file is one lookup (``is_in``, the same values): a chain of thousands of ``or``
+    took polars time and memory growing with the square of its length."""
     value = compile_expr(e.value, env)
-    result: pl.Expr | None = None
+    words = [_word(opt, env) for opt in e.options]
+    if value.kind == "str" and words and all(w is not None for w in words):
+        found = value.expr.is_in(pl.Series(words, dtype=pl.String).implode())
+        return Val(~found if e.negated else found, "bool")
+    result: pl.Expr = pl.lit(False)
     constant = not _varies(e.value, env)
-    for opt in e.options:
+    for k, opt in enumerate(e.options):
         option = compile_expr(opt, env)
         flip = constant and _varies(opt, env)  # the column side left, as in _compare
         eq = compare("==", option, value) if flip else compare("==", value, option)
-        result = eq if result is None else result | eq
-    assert result is not None
+        result = eq if k == 0 else result | eq
     return Val(~result if e.negated else result, "bool")
+
+
+def _word(e: ast.Expr, env: Env) -> str | None:
+    """The text of a string literal or an enum member (``spot``), else None."""
+    if isinstance(e, ast.String):
+        return e.value
+    if isinstance(e, ast.Name) and e.name not in PROMISES and e.name not in FACTS:
+        return e.name
+    return None
 
 
 def _call(e: ast.Call, env: Env) -> Val:
