@@ -2,11 +2,11 @@
 
 One small frozen dataclass per construct, each a :class:`Node`. Every node has a ``span`` that
 equality ignores, so two parses of differently laid-out text compare equal when they mean the
-same thing (the formatter relies on this). Only :mod:`contractlang.syntax.lower` builds these, as lark
-parses; nothing after it sees lark. Words a clause takes from a fixed list (a cap level, a
-rounding mode) are kept as written; the checker reports a word that is not on the list (E213),
-and the typed accessors (:attr:`Cap.cap_level`, :attr:`Rounding.rounding_mode`) read them
-after checking.
+same thing (the formatter relies on this). Only :mod:`contractlang.syntax.lower` builds these,
+as lark parses; nothing after it sees lark. Words a clause takes from a fixed list (a cap
+level, a rounding mode) are kept as written; the checker reports a word that is not on the list
+(E213), and the typed accessors (:attr:`Cap.cap_level`, :attr:`Rounding.rounding_mode`) read
+them after checking.
 
 Example::
 
