@@ -165,6 +165,10 @@ BROKEN = [
         "4:10: error[F006]: `ledger` is the same file as `trace`",
     ),
     (
+        'story = "s"\nterms = ["c.spot"]\ntrace = "trace.csv"\nledger = "../b/trace.csv"\n',
+        "4:10: error[F006]: `ledger` must be inside the fixture's folder, not `../b/trace.csv`",
+    ),
+    (
         'story = "s"\nterms = ["c.spot"]\ntrace = "trace.csv"\nopen_at = 2025-01-01T00:00:00\n',
         "4:11: error[F006]: `open_at` needs a UTC offset",
     ),
@@ -192,6 +196,15 @@ def test_a_broken_manifest_names_the_key_and_its_line(
         said.startswith("error") and said in out
     )
     assert "1 fixture: 1 broken" in out
+
+
+def test_update_may_not_write_an_expectation_over_another_fixtures_trace(tmp_path: Path) -> None:
+    a = make(tmp_path / "a", MANIFEST.replace("expected-ledger.csv", "../b/trace.csv"))
+    b = make(tmp_path / "b")
+    code, out = run("test", "--update", a, b)
+    assert code == 2
+    assert "`ledger` must be inside the fixture's folder, not `../b/trace.csv`" in out
+    assert (b / "trace.csv").read_text(encoding="utf-8") == TRACE
 
 
 def test_a_manifest_that_is_not_text_is_f001(tmp_path: Path) -> None:
