@@ -257,6 +257,19 @@ def test_t017_binary_content_is_one_clear_error(
     assert (d.code, d.message) == ("T017", f"cannot read `{path}`: {message}")
 
 
+def test_t017_a_csv_with_cr_only_line_endings_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "mac.csv"
+    path.write_bytes(("\r".join([HEADER, *CSV_ROWS]) + "\r").encode())
+    with pytest.raises(ContractlangError) as info:
+        load_trace(path)  # not a header-only trace of 0 rows
+    (d,) = info.value.diagnostics
+    assert (d.code, d.message, d.help) == (
+        "T017",
+        f"cannot read `{path}`: its line endings are CR only (old Mac), not LF or CRLF",
+        "save it as CSV with LF or CRLF line endings",
+    )
+
+
 def test_text_with_accents_and_control_characters_is_not_binary(tmp_path: Path) -> None:
     # gpus … amount (6 columns) empty, then pool, then retries, ok, discount empty
     rows = ["r1,,2025-01-01T00:00:00Z,scheduler,requested" + "," * 7 + "café\tnoël,,,"]

@@ -115,6 +115,13 @@ def _check_text(path: Path, name: str, kind: str) -> None:
             help=f"a trace in {kind} is UTF-8 text"
             + (" with a header row" if kind == "CSV" else ", one JSON object a line"),
         )
+    if kind == "CSV" and b"\r" in sample and b"\n" not in sample:
+        # polars takes CR for no line end at all: the whole file would be one header line
+        raise _unreadable(
+            name,
+            f"cannot read `{name}`: its line endings are CR only (old Mac), not LF or CRLF",
+            help="save it as CSV with LF or CRLF line endings",
+        )
     # polars reads a header that is not UTF-8 with replacement characters (and would then
     # report its columns as missing): say where the bad bytes are instead
     first, newline, _ = sample.partition(b"\n")
