@@ -105,7 +105,9 @@ def test_every_shard_count_gives_the_same_bytes(
     whole = outputs(spot, [trace], tmp_path / "whole", "--shards", "1")
     assert whole["exit"] in (b"0", b"1")
     assert set(whole) == {"exit", "stdout", "ledger.parquet", "runs.parquet", "runs.csv"}
-    for shards in (2, 3, 7, 1000):  # 1000 shards: more shards than runs
+    # 1000 shards: more shards than runs; 10^20: far more (only the shards holding a run
+    # are made: that many once took forever)
+    for shards in (2, 3, 7, 1000, 10**20):
         assert outputs(spot, [trace], tmp_path / f"s{shards}", "--shards", str(shards)) == whole
 
 
@@ -260,6 +262,10 @@ def test_runs_are_dealt_by_their_shard(tmp_path: Path) -> None:
     assert all(dealt[r] == crc32(r.encode()) % 4 for r in runs)
     assert plan.shards[0].with_null
     assert not any(s.with_null for s in plan.shards[1:])
+    # shards in order, each run once, in the order of the trace's sorted run ids
+    assert [s.index for s in plan.shards] == sorted({0, *dealt.values()})
+    for s in plan.shards:
+        assert s.run_ids.to_list() == sorted(r for r in runs if dealt[r] == s.index)
 
 
 def test_the_automatic_choice() -> None:

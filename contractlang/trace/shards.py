@@ -171,10 +171,17 @@ def deal(files: TraceFiles, shards: int) -> ShardPlan:
         raise ValueError("shards must be at least 1")
     run_ids = files.run_ids
     which = shards_of(run_ids, shards)
-    dealt = [
-        Shard(k, run_ids.filter(pl.Series(which == k)), with_null=k == 0) for k in range(shards)
-    ]
-    kept = tuple(s for s in dealt if s.index == 0 or s.run_ids.len())
+    # only the shards that hold a run are made (a billion asked of ten runs makes ten): one
+    # stable sort by shard, each shard's runs a slice of it, in their order
+    order = np.argsort(which, kind="stable")
+    held, starts, counts = np.unique(which[order], return_index=True, return_counts=True)
+    ordered = run_ids.gather(pl.Series(order, dtype=pl.UInt64)) if len(order) else run_ids
+    dealt = {
+        int(k): Shard(int(k), ordered.slice(int(a), int(n)), with_null=k == 0)
+        for k, a, n in zip(held, starts, counts, strict=True)
+    }
+    first = dealt.pop(0) if 0 in dealt else Shard(0, run_ids.head(0), with_null=True)
+    kept = (first, *dealt.values())
     return ShardPlan(files.files, kept, run_ids.len(), files.rows)
 
 
