@@ -270,6 +270,17 @@ def test_t017_a_csv_with_cr_only_line_endings_is_one_clear_error(tmp_path: Path)
     )
 
 
+def test_t017_a_csv_header_that_names_a_column_twice_names_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.csv", HEADER + ",gpus\n" + CSV_ROWS[0] + ",\n")
+    with pytest.raises(ContractlangError) as info:
+        load_trace(path)  # not a second column `gpus_duplicated_0`
+    (d,) = info.value.diagnostics
+    assert (d.code, d.message) == (
+        "T017",
+        f"cannot read `{path}`: the header names the column `gpus` more than once",
+    )
+
+
 def test_text_with_accents_and_control_characters_is_not_binary(tmp_path: Path) -> None:
     # gpus … amount (6 columns) empty, then pool, then retries, ok, discount empty
     rows = ["r1,,2025-01-01T00:00:00Z,scheduler,requested" + "," * 7 + "café\tnoël,,,"]

@@ -3,6 +3,7 @@ cannot be read (T017) said in our words and, for text that is not UTF-8, where i
 
 from __future__ import annotations
 
+import csv
 import io
 from pathlib import Path
 
@@ -60,6 +61,7 @@ def read(source: str | Path | pl.DataFrame | pl.LazyFrame, name: str) -> pl.Lazy
         if ext in PARQUET_EXTS:
             lf = pl.scan_parquet(path)
         elif ext in CSV_EXTS:
+            _check_header(path, name)
             lf = pl.scan_csv(path, infer_schema=False, encoding="utf8")
             blank = trailing_blank_lines(path)  # harmless layout, not rows
             if blank:
@@ -132,6 +134,25 @@ def _check_text(path: Path, name: str, kind: str) -> None:
             found = _utf8_problem(name, path)
             if found is not None:
                 raise found from None
+
+
+def _check_header(path: Path, name: str) -> None:
+    """A CSV header that names a column twice is T017 naming it: polars would rename the
+    second one (``gpus_duplicated_0``) and read on as if it were another column."""
+    try:
+        with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+            header = next(csv.reader(fh), [])
+    except csv.Error:
+        return  # a header csv cannot read: polars says why
+    seen: set[str] = set()
+    for column in header:
+        if column in seen:
+            raise _unreadable(
+                name,
+                f"cannot read `{name}`: the header names the column `{column}` more than once",
+                help="name each column once",
+            )
+        seen.add(column)
 
 
 def _invalid_utf8_at(path: Path) -> tuple[int, int, int] | None:
