@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from support.cli import run
+from support.cli import no_traceback, run
 from support.events import (
     accepted,
     checkpoint,
@@ -148,6 +148,14 @@ def test_clock_skew_on_the_command_line(spot: Path, tmp_path: Path) -> None:
     bad = run("evaluate", spot, trace, "--clock-skew", "soon")
     assert bad.exit_code == 2
     assert "`--clock-skew soon` is not a duration" in bad.stderr
+    # longer than 1900-01-01 to 2200-01-01 (109,573 days = 2,629,752 h): it was an
+    # OverflowError, exit 3; the longest itself is fine
+    for value, code in (("99999999999999999999s", 2), ("2629753h", 2), ("2629752h", 0)):
+        long = run("evaluate", spot, trace, "--clock-skew", value)
+        no_traceback(long)
+        assert long.exit_code == code, long.stderr
+        if code:
+            assert f"`--clock-skew {value}` is longer than the times a trace holds" in long.stderr
 
 
 # --------------------------------------------------------------------------- quarantine

@@ -13,6 +13,7 @@ from pathlib import Path
 from contractlang.cli.common import err
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
+from contractlang.lang.numbers import MAX_TS, MIN_TS, TRACE_DAYS
 
 
 def usage_error(message: str, help: str | None = None) -> ContractlangError:
@@ -76,7 +77,13 @@ def parse_duration(value: str, flag: str) -> timedelta:
     micros = Decimal(m.group(1)) * _UNIT_US[key]
     if micros != micros.to_integral_value():
         raise usage_error(f"`{flag} {value}` is finer than a microsecond")
+    if micros > _LONGEST_US:  # no two times of a trace are further apart
+        raise usage_error(f"`{flag} {value}` is longer than the times a trace holds ({TRACE_DAYS})")
     return timedelta(microseconds=int(micros))
+
+
+#: The longest duration flag: from the first to the last time a trace may hold.
+_LONGEST_US = (MAX_TS - MIN_TS) // timedelta(microseconds=1)
 
 
 def parse_on_invalid(value: str | None) -> Path | None:
