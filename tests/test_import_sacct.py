@@ -342,6 +342,18 @@ def test_files_that_are_not_sacct_output(tmp_path: Path) -> None:
     assert "invalid utf-8 at line 2" in exc.value.diagnostics[0].message
 
 
+def test_a_field_named_twice_in_the_header_is_i003_naming_it(tmp_path: Path) -> None:
+    row = "1|a|COMPLETED|2025-01-01T00:00:00|2025-01-01T00:00:00|2025-01-01T01:00:00|01:00:00|"
+    with pytest.raises(ContractlangError) as exc:
+        sacct(tmp_path, row + GPU8 + "|0|FAILED", header=HEADER + "|state")
+    [d] = exc.value.diagnostics
+    assert (d.code, d.message) == (
+        "I003",
+        f"`{tmp_path / 'jobs.txt'}` names the field `State` more than once in its header "
+        "(fields 3 and 10)",
+    )
+
+
 def test_capacity_is_written_on_every_start(tmp_path: Path) -> None:
     r = sacct(
         tmp_path,

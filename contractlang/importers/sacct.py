@@ -157,8 +157,20 @@ def import_sacct(
 
 
 def _header_index(name: str, header: list[str]) -> dict[str, int]:
-    """Field name (as the man page spells it) → column; a required field missing is I002."""
+    """Field name (as the man page spells it) → column; a required field missing is I002, a
+    field named twice I003 (which of the two to read is not ours to guess)."""
     index = header_index(header, (*REQUIRED, *OPTIONAL))
+    for field, first in index.items():
+        again = [
+            i for i, h in enumerate(header) if i != first and h.strip().lower() == field.lower()
+        ]
+        if again:
+            raise format_error(
+                name,
+                f"`{name}` names the field `{field}` more than once in its header "
+                f"(fields {first + 1} and {again[0] + 1})",
+                help="export each field once",
+            )
     missing = [f for f in REQUIRED if f not in index]
     raise_row_errors(
         name,
