@@ -281,6 +281,18 @@ def test_t017_a_csv_header_that_names_a_column_twice_names_it(tmp_path: Path) ->
     )
 
 
+def test_t017_ndjson_nested_too_deeply_names_its_line(tmp_path: Path) -> None:
+    deep = '{"run_id": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    path = write(tmp_path, "t.ndjson", '{"run_id": "r1"}\n' + deep + "\n")
+    with pytest.raises(ContractlangError) as info:
+        load_trace(path)  # not a RecursionError
+    (d,) = info.value.diagnostics
+    assert (d.code, d.span.line) == ("T017", 2)
+    assert d.message == (
+        f"cannot read `{path}`: line 2 is not valid JSON: lists or objects nested too deeply"
+    )
+
+
 def test_text_with_accents_and_control_characters_is_not_binary(tmp_path: Path) -> None:
     # gpus … amount (6 columns) empty, then pool, then retries, ok, discount empty
     rows = ["r1,,2025-01-01T00:00:00Z,scheduler,requested" + "," * 7 + "café\tnoël,,,"]

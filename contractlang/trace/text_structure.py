@@ -98,6 +98,14 @@ def ndjson_problem(name: str, path: Path) -> ContractlangError | None:
                     f"(column {exc.colno})",
                     help="each line of an NDJSON trace is one JSON object",
                 )
+            except RecursionError:
+                return _at(
+                    name,
+                    number,
+                    f"cannot read `{name}`: line {number:,} is not valid JSON: lists or "
+                    "objects nested too deeply",
+                    help="each line of an NDJSON trace is one JSON object of plain values",
+                )
             if not isinstance(value, dict):
                 return _at(
                     name,
