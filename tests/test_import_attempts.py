@@ -161,3 +161,15 @@ def test_files_that_are_not_attempt_lists(tmp_path: Path) -> None:
         import_attempts(path, "UTC")
     assert exc.value.diagnostics[0].message.startswith("`")
     assert "is not JSON" in exc.value.diagnostics[0].message
+
+
+def test_a_file_nested_too_deeply_is_i003_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ContractlangError) as exc:
+        import_attempts(path, "UTC")  # not a RecursionError
+    [d] = exc.value.diagnostics
+    assert (d.code, d.message) == (
+        "I003",
+        f"`{path}` is not JSON that can be read: lists or objects nested too deeply",
+    )

@@ -62,6 +62,9 @@ def import_attempts(
             f"`{name}` is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
             HELP_FORMAT,
         ) from None
+    except RecursionError:
+        message = f"`{name}` is not JSON that can be read: lists or objects nested too deeply"
+        raise format_error(name, message, HELP_FORMAT) from None
     if not isinstance(jobs, list):
         raise format_error(name, f"`{name}` is not a JSON array of jobs", HELP_FORMAT)
     c = Collector("attempts", name)
