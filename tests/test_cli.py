@@ -3,6 +3,11 @@ exit codes."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 from support.cli import run
 
 from contractlang.cli.app import COMMANDS, app
@@ -22,3 +27,27 @@ def test_help_lists_every_command_and_the_exit_codes() -> None:
     for name in COMMANDS:
         assert name in result.output
     assert "3 internal error" in result.output
+
+
+def test_a_panic_in_polars_is_an_internal_error(tmp_path: Path) -> None:
+    """A Rust panic (``pyo3_runtime.PanicException``) derives from ``BaseException``, not
+    ``Exception``: it escaped the guard, and the process exited 1, which means "not met". A
+    Parquet ``ts`` typed with a fixed offset (``timestamp(tz='+05:30')``, as pyarrow writes
+    one) makes polars 2.1 panic while it reads the schema."""
+    hours = [datetime(2025, 3, 3, h) for h in (9, 10)]
+    table = pa.table(
+        {
+            "run_id": ["r1", "r1"],
+            "alloc_id": ["a1", "a1"],
+            "ts": pa.array(hours, type=pa.timestamp("us", tz="+05:30")),
+            "source": ["scheduler"] * 2,
+            "event": ["started", "released"],
+            "gpus": [8, None],
+        }
+    )
+    path = tmp_path / "offset.parquet"
+    pq.write_table(table, path)
+    result = run("trace", "validate", str(path))
+    assert result.exit_code in (2, 3), result.output
+    if result.exit_code == 3:  # until the offset is read: an honest internal error
+        assert "internal error: PanicException" in result.stderr

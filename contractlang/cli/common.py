@@ -218,18 +218,34 @@ def guarded(fmt_param: str | None = "fmt") -> Callable[[Callable[P, R]], Callabl
                     print_diagnostics(again.diagnostics, {}, OutputFormat.text)
                 exit_with(ExitCode.BAD_INPUT)
             except (InternalError, Exception) as exc:  # the last line of defence
-                if debugging():
+                _internal(exc)
+            except BaseException as exc:  # a panic in polars' Rust code is no Exception
+                if not _is_panic(exc):
                     raise
-                err.print(
-                    f"internal error: {type(exc).__name__}: {exc}\n"
-                    "this is a bug in contractlang; rerun with CONTRACTLANG_DEBUG=1 for details",
-                    markup=False,
-                )
-                exit_with(ExitCode.INTERNAL)
+                _internal(exc)
 
         return wrapper
 
     return deco
+
+
+def _internal(exc: BaseException) -> NoReturn:
+    """An internal error: a line saying so, exit 3 (the exception itself when debugging)."""
+    if debugging():
+        raise exc
+    err.print(
+        f"internal error: {type(exc).__name__}: {exc}\n"
+        "this is a bug in contractlang; rerun with CONTRACTLANG_DEBUG=1 for details",
+        markup=False,
+    )
+    exit_with(ExitCode.INTERNAL)
+
+
+def _is_panic(exc: BaseException) -> bool:
+    """Whether ``exc`` is a panic of Rust code (``pyo3_runtime.PanicException``, which derives
+    from ``BaseException``: it escaped the guard, and the process exited 1, "not met")."""
+    kind = type(exc)
+    return kind.__name__ == "PanicException" and kind.__module__ == "pyo3_runtime"
 
 
 def _about_stdout(exc: ContractlangError) -> bool:
