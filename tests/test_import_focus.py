@@ -346,3 +346,15 @@ def test_trailing_zeros_beyond_18_places_are_dropped_not_rounded(tmp_path: Path)
     assert notes["I039"].examples == (
         (2, "`ChargePeriodEnd` `9999-12-31T23:00:00-05:00` is out of range"),
     )
+
+
+def test_tags_nested_too_deeply_go_to_unattributed_not_a_crash(tmp_path: Path) -> None:
+    deep = '{"run": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    r = focus(tmp_path, line("1.00", Tags='{"run": "r1"}'), line("2.00", Tags=deep))
+    assert [x[0] for x in rows(r, "run_id")] == ["r1", UNATTRIBUTED]
+    notes = {n.code: n for n in r.report.notes}
+    assert notes["I030"].examples[0][0] == 2
+    assert (
+        "not JSON that can be read (arrays or objects nested too deeply)"
+        in (notes["I030"].examples[0][1])
+    )

@@ -129,6 +129,8 @@ def tags(text: str) -> dict[str, Any]:
         value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise NotTags(f"not JSON ({exc.msg} at character {exc.pos + 1})") from None
+    except RecursionError:
+        raise NotTags("not JSON that can be read (arrays or objects nested too deeply)") from None
     if not isinstance(value, dict):
         raise NotTags(f"JSON, but not an object ({json_kind(value)})")
     return value
