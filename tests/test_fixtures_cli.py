@@ -371,3 +371,15 @@ def test_help_names_every_option(tmp_path: Path) -> None:
     assert code == 0
     for word in ("[FOLDER...]", "--update", "--filter", "PATTERN", "--format", "text|json"):
         assert word in out
+
+
+def test_an_expectation_nested_too_deeply_is_f009_not_a_crash(fixture: Path) -> None:
+    (fixture / "expected.json").write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    code, out = run("test", fixture)
+    assert code == 2
+    assert "error[F009]: the expected output" in out
+    assert "is not JSON that can be read: lists or objects nested too deeply" in out
+    code, _ = run("test", "--update", fixture)
+    assert code == 0
+    code, _ = run("test", fixture)
+    assert code == 0
