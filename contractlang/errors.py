@@ -29,6 +29,22 @@ class ContractlangError(Exception):
         self.sources = dict(sources or {})
         super().__init__("\n".join(d.headline() for d in self.diagnostics))
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled with its attributes, not its message: a shard's error comes back from a
+        Ray task whole (unpickled from ``args`` alone, it was rebuilt from the message text,
+        and failed). Subclasses' own attributes come along."""
+        return (_rebuilt, (type(self), self.args, self.__dict__))
+
+
+def _rebuilt(
+    kind: type[ContractlangError], args: tuple[object, ...], state: dict[str, object]
+) -> ContractlangError:
+    """A :class:`ContractlangError` (or subclass) unpickled: made without ``__init__``."""
+    exc = kind.__new__(kind)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
 
 class InternalError(Exception):
     """A bug in contractlang (exit code 3), never a user's mistake."""

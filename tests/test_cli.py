@@ -3,6 +3,7 @@ exit codes."""
 
 from __future__ import annotations
 
+import pickle
 from datetime import datetime
 from pathlib import Path
 
@@ -11,6 +12,9 @@ import pyarrow.parquet as pq
 from support.cli import run
 
 from contractlang.cli.app import COMMANDS, app
+from contractlang.diagnostics import NO_SPAN, error
+from contractlang.errors import ContractlangError
+from contractlang.trace.validate import TraceInvalid
 
 
 def test_every_command_module_is_registered() -> None:
@@ -51,3 +55,14 @@ def test_a_panic_in_polars_is_an_internal_error(tmp_path: Path) -> None:
     assert result.exit_code in (2, 3), result.output
     if result.exit_code == 3:  # until the offset is read: an honest internal error
         assert "internal error: PanicException" in result.stderr
+
+
+def test_a_bad_input_error_pickles_whole() -> None:
+    """Errors cross process boundaries (Ray tasks) pickled: every attribute comes back."""
+    diags = [error("T001", "missing required column `ts`", NO_SPAN, file="t.csv")]
+    exc = TraceInvalid(diags, rows=3, errors=1, error_rows=1, warnings=0)
+    back = pickle.loads(pickle.dumps(exc))
+    assert type(back) is TraceInvalid
+    assert (back.diagnostics, back.rows, back.errors, str(back)) == (diags, 3, 1, str(exc))
+    plain = pickle.loads(pickle.dumps(ContractlangError(diags)))
+    assert (type(plain), plain.diagnostics, plain.sources) == (ContractlangError, diags, {})

@@ -74,3 +74,18 @@ def test_an_address_where_no_cluster_answers_is_an_error(
     bad = run("evaluate", spot, trace, "--engine", "ray", "--ray-address", "head-node")
     assert bad.exit_code == 2
     assert "`--ray-address` must be HOST:PORT" in bad.stderr
+
+
+def test_an_error_raised_in_a_task_comes_back_whole(local_ray: Any, tmp_path: Path) -> None:
+    """A shard's ContractlangError is pickled back from its task with its diagnostics (it was
+    rebuilt from its message text, failed, and `--engine ray` exited 3): terms reading
+    `trace.price` of a trace without a `price` column (E403), as the local engine says it."""
+    spot = Path(__file__).resolve().parents[1] / "rulesets" / "aws-ec2-spot-linux.spot"
+    trace = tmp_path / "t.parquet"
+    generate_trace(3, seed=1).drop("price").write_parquet(trace)
+    here = run("evaluate", spot, trace, "--shards", "2")
+    there = run("evaluate", spot, trace, "--engine", "ray", "--shards", "2")
+    no_traceback(there)
+    assert here.exit_code == 2
+    assert "error[E403]" in here.stderr
+    assert (there.exit_code, there.stderr) == (here.exit_code, here.stderr)
