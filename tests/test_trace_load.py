@@ -10,6 +10,8 @@ from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from contractlang.errors import ContractlangError
@@ -290,6 +292,19 @@ def test_t017_ndjson_nested_too_deeply_names_its_line(tmp_path: Path) -> None:
     assert (d.code, d.span.line) == ("T017", 2)
     assert d.message == (
         f"cannot read `{path}`: line 2 is not valid JSON: lists or objects nested too deeply"
+    )
+
+
+def test_t017_a_parquet_file_naming_a_column_twice_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    columns = [pa.array(["r1"]), pa.array(["8"]), pa.array(["8"])]
+    pq.write_table(pa.table(columns, names=["run_id", "gpus", "gpus"]), path)
+    with pytest.raises(ContractlangError) as info:
+        load_trace(path)  # not "not a Parquet file, or it is damaged"
+    (d,) = info.value.diagnostics
+    assert (d.code, d.message) == (
+        "T017",
+        f"cannot read `{path}`: the file names the column `gpus` more than once",
     )
 
 

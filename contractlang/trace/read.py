@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -212,6 +213,13 @@ def read_failure(name: str, exc: Exception, path: Path | None, kind: str = "") -
         )
         if found is not None:
             return found
+    duplicate = re.match(r"column with name '(.*)' has more than one occurrence", str(exc))
+    if ext in PARQUET_EXTS and isinstance(exc, pl.exceptions.DuplicateError) and duplicate:
+        return _unreadable(
+            name,
+            f"cannot read `{name}`: the file names the column `{duplicate[1]}` more than once",
+            help="name each column once",
+        )
     if ext in PARQUET_EXTS:
         return _unreadable(
             name,
