@@ -244,6 +244,19 @@ def test_trace_dot_a_schema_column_says_to_read_the_fact() -> None:
     assert d.help == "write the fact `gpus`"
 
 
+def test_trace_dot_price_of_a_trace_without_prices_says_it_has_none() -> None:
+    """`price` is the schema's one column terms read as `trace.price`: a trace without it
+    (an imported sacct export) has no such column; E403 said the schema defines it."""
+    spot = 'contract "c" {\n  currency USD\n  rate trace.price per gpu_hour\n}\n'
+    with pytest.raises(ContractlangError) as info:
+        evaluate_text(spot, frame([started("r1", "a1", 0), released("r1", "a1", 60)]).drop("price"))
+    (d,) = info.value.diagnostics
+    assert (d.code, d.message) == (
+        "E403",
+        "the trace has no column `price` (read by `trace.price`)",
+    )
+
+
 def test_a_column_of_records_is_described_in_words() -> None:
     spot = 'contract "c" {\n  currency USD\n  rate trace.meta per gpu_hour\n}\n'
     t0 = datetime(2025, 1, 1, tzinfo=UTC)
