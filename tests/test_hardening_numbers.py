@@ -73,6 +73,22 @@ def test_validate_says_invalid_on_the_command_line(tmp_path: Path) -> None:
     assert "valid" not in result.stdout
 
 
+@pytest.mark.parametrize("ts", ["-2025-03-03T09:00:00Z", "+12025-03-03T09:00:00Z"])
+def test_a_year_before_1_or_after_9999_is_out_of_range(tmp_path: Path, ts: str) -> None:
+    """Polars reads a signed or five-digit year, which no Python datetime holds: the checks
+    that took the trace's first and last times as datetimes raised ValueError (exit 3)."""
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "run_id,alloc_id,ts,source,event,gpus\n"
+        f"r1,a1,{ts},scheduler,started,8\n"
+        "r1,a1,2025-03-03T10:00:00Z,scheduler,released,\n",
+        encoding="utf-8",
+    )
+    result = run("trace", "validate", path)
+    assert result.exit_code == 2, result.output
+    assert f"row 1: error[T020]: timestamp `{ts}` is outside the range" in result.stderr
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(

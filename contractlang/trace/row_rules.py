@@ -6,7 +6,7 @@ checkpoint steps that go back (W101)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Literal
 
 import polars as pl
@@ -190,9 +190,9 @@ def duplicates(good: pl.LazyFrame) -> pl.LazyFrame:
     or nearly so, as logs usually are, it is nearly sorted already and sorts in well under
     half the time."""
     cols = [c for c in good.collect_schema().names() if c not in (ROW, BAD, RUN_KEY)]
-    span = good.select(
-        pl.col("ts").min().alias("lo"),
-        pl.col("ts").max().alias("hi"),
+    span = good.select(  # times as µs since 1970: a time out of range is no Python datetime
+        pl.col("ts").dt.epoch("us").min().alias("lo"),
+        pl.col("ts").dt.epoch("us").max().alias("hi"),
         pl.col(RUN_KEY).max().alias("runs"),
     ).collect(engine=ENGINE)
     key = _time_first_key(span.row(0, named=True))
@@ -228,8 +228,8 @@ def _time_first_key(span: dict[str, Any]) -> pl.Expr:
     otherwise the time, the event and the run mixed in a key that may wrap. Equal rows have
     equal keys either way."""
     event_bits = (len(EVENTS) - 1).bit_length()
-    lo: datetime | None = span["lo"]
-    hi: datetime | None = span["hi"]
+    lo: int | None = span["lo"]
+    hi: int | None = span["hi"]
     runs: int | None = span["runs"]
     if lo is None or hi is None or runs is None:
         mixed: pl.Expr = (
@@ -237,8 +237,8 @@ def _time_first_key(span: dict[str, Any]) -> pl.Expr:
         ).xor(pl.col(RUN_KEY).cast(pl.Int64) * (1 << 40))  # wraps on overflow, which is fine
         return mixed
     low_bits = int(runs).bit_length() + event_bits
-    drop = max(0, ((hi - lo) // timedelta(microseconds=1)).bit_length() + low_bits - 62)
-    since = (pl.col("ts") - pl.lit(lo)).dt.total_microseconds() // (1 << drop)
+    drop = max(0, (hi - lo).bit_length() + low_bits - 62)
+    since = (pl.col("ts").dt.epoch("us") - lo) // (1 << drop)
     low = pl.col(RUN_KEY).cast(pl.Int64) * (1 << event_bits)
     return since * (1 << low_bits) + low + pl.col("event").to_physical().cast(pl.Int64)
 
@@ -288,8 +288,8 @@ def _with_earlier_max(ck: pl.LazyFrame, time_ordered: bool) -> pl.LazyFrame:
         pl.col("step").min().alias("lo"),
         pl.col("step").max().alias("hi"),
         pl.col(RUN_KEY).max().alias("runs"),
-        pl.col("ts").min().alias("first"),
-        pl.col("ts").max().alias("last"),
+        pl.col("ts").dt.epoch("us").min().alias("first"),  # µs: a time out of range is no
+        pl.col("ts").dt.epoch("us").max().alias("last"),  # Python datetime
     ).collect(engine=ENGINE)
     lo, hi, runs, first, last = bounds.row(0)
     in_time = ck if time_ordered else ck.sort("ts", maintain_order=True)
@@ -298,13 +298,13 @@ def _with_earlier_max(ck: pl.LazyFrame, time_ordered: bool) -> pl.LazyFrame:
         return plain
     run_bits = int(runs).bit_length()
     step_bits = max(1, (int(hi) - int(lo)).bit_length())
-    time_bits = max(1, ((last - first) // timedelta(microseconds=1)).bit_length())
+    time_bits = max(1, (int(last) - int(first)).bit_length())
     if run_bits + step_bits > 62 or (not time_ordered and run_bits + time_bits > 62):
         return plain
     if time_ordered:
         by_run = ck.sort(RUN_KEY, maintain_order=True)
     else:
-        since = (pl.col("ts") - pl.lit(first)).dt.total_microseconds()
+        since = pl.col("ts").dt.epoch("us") - int(first)
         by_run = ck.sort(
             pl.col(RUN_KEY).cast(pl.Int64) * (1 << time_bits) + since, maintain_order=True
         )
