@@ -73,6 +73,20 @@ def test_an_output_may_not_overwrite_a_terms_file_even_through_a_link(
     assert spot.read_text() == CONTRACT
 
 
+@pytest.mark.parametrize("flag", ["--ledger", "--runs", "--report"])
+def test_an_output_name_the_system_refuses_is_e502(
+    inputs: tuple[Path, Path], tmp_path: Path, flag: str
+) -> None:
+    """A file name of 300 bytes (the limit is 255): the check of the path itself failed with
+    OSError (exit 3), before any work."""
+    spot, trace = inputs
+    target = tmp_path / ("n" * 300 + (".html" if flag == "--report" else ".csv"))
+    result = run("evaluate", spot, trace, flag, target)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert f"error[E502]: `{flag} {target}`: file name too long" in result.stderr
+
+
 def test_two_outputs_may_not_be_one_file(inputs: tuple[Path, Path], tmp_path: Path) -> None:
     spot, trace = inputs
     same = tmp_path / "x.csv"

@@ -24,7 +24,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from contractlang.cli.common import os_reason, write_error
@@ -43,6 +43,16 @@ def _identity(path: Path) -> tuple[str, ...]:
     except OSError:
         return ("path", os.path.realpath(path))
     return ("inode", str(st.st_dev), str(st.st_ino))
+
+
+@contextlib.contextmanager
+def _unusable(path: Path, flag: str) -> Iterator[None]:
+    """An output path the system cannot even look at (a name too long, a folder that may not
+    be searched) is E502 with the system's reason; it was an OSError, exit 3."""
+    try:
+        yield
+    except OSError as exc:
+        raise usage_error(f"`{flag} {path}`: {os_reason(exc)}") from None
 
 
 class Outputs:
@@ -72,6 +82,10 @@ class Outputs:
         """Check one output path (``None``: the option was not given)."""
         if path is None:
             return
+        with _unusable(path, flag):
+            self._add(path, flag, suffixes)
+
+    def _add(self, path: Path, flag: str, suffixes: tuple[str, ...]) -> None:
         if path.suffix.lower() not in suffixes:
             kinds = ", ".join(f"`{x}`" for x in suffixes[:-1]) + f" or `{suffixes[-1]}`"
             raise usage_error(f"`{flag} {path}`: the file must end in {kinds}")
@@ -87,6 +101,10 @@ class Outputs:
         other output may be planned inside it."""
         if path is None:
             return
+        with _unusable(path, flag):
+            self._add_folder(path, flag, own=own)
+
+    def _add_folder(self, path: Path, flag: str, *, own: bool) -> None:
         if path.exists() and not path.is_dir():
             raise usage_error(f"`{flag} {path}` is a file, not a folder")
         if own and path.is_dir() and any(path.iterdir()):
