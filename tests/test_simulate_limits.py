@@ -201,6 +201,9 @@ BOUNDS = [
     ("minutes", "525600", "525600.000001", "at most 525,600"),
     ("rate_per_hour", "0.000000000001", "9.99e-13", "at least 0.000000000001"),
     ("rate_per_hour", "3600000000", "3600000000.1", "at most 3,600,000,000"),
+    ("checkpoint_every_steps", "1000000000000", "1000000000001", "at most 1,000,000,000,000"),
+    # past int64: the run's steps divide by it in numpy (it overflowed, exit 3)
+    ("checkpoint_every_steps", "1", "99999999999999999999", "at most 1,000,000,000,000"),
 ]
 
 

@@ -144,7 +144,7 @@ class Workload(_Table):
     price: Num | None = Field(None, ge=0, le=MAX_PRICE)
     total_steps: int = Field(ge=1, le=10**12, description="training steps of one attempt")
     step_seconds: Num = Field(gt=0, le=SECONDS_PER_YEAR, description="seconds one step takes")
-    checkpoint_every_steps: int = Field(ge=1, description="steps between checkpoints")
+    checkpoint_every_steps: int = Field(ge=1, le=10**12, description="steps between checkpoints")
     save_seconds: Num = Field(Decimal(0), ge=0, le=SECONDS_PER_YEAR)
     restore_seconds: Num = Field(Decimal(0), ge=0, le=SECONDS_PER_YEAR)
     checkpoint_on_notice: bool = False
