@@ -3,6 +3,7 @@ followed by a trace, `--open-at`, usage errors (E502), and the progress display.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -10,7 +11,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from contractlang.cli.common import err
+from contractlang.cli.common import err, os_reason
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.lang.numbers import MAX_TS, MIN_TS, TRACE_DAYS
@@ -32,10 +33,25 @@ def spot_paths(files: Sequence[str]) -> list[str]:
     for f in files:
         p = Path(f)
         if f != STDIN and p.is_dir():
-            paths.extend(str(q) for q in sorted(p.rglob("*.spot")))
+            paths.extend(_spot_files(p))
         else:
             paths.append(f)
     return paths
+
+
+def _spot_files(folder: Path) -> list[str]:
+    """Every ``*.spot`` file below ``folder``, sorted; a folder that cannot be read is E013
+    (``rglob`` passed over it in silence: `check` then said "checked 0 files")."""
+
+    def refuse(exc: OSError) -> None:
+        name = exc.filename or str(folder)
+        message = f"cannot read the folder `{name}`: {os_reason(exc)}"
+        raise ContractlangError([error("E013", message, NO_SPAN, file=name)])
+
+    found: list[Path] = []
+    for root, _dirs, names in os.walk(folder, onerror=refuse):
+        found.extend(Path(root) / n for n in names if n.endswith(".spot"))
+    return [str(q) for q in sorted(found)]
 
 
 def split_terms_and_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
