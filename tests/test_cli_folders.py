@@ -44,3 +44,10 @@ def test_a_folder_that_cannot_be_read_is_an_error(
     no_traceback(result)
     assert result.exit_code == 2
     assert f"error[E013]: cannot read the folder `{locked}`: permission denied" in result.stderr
+
+
+def test_an_empty_path_is_not_the_current_folder() -> None:
+    result = run("check", "")
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "error[E502]: an empty path was given" in result.stderr

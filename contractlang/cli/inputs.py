@@ -31,6 +31,8 @@ def spot_paths(files: Sequence[str]) -> list[str]:
     file below it (sorted); ``-`` (standard input) and files stay as they are."""
     paths: list[str] = []
     for f in files:
+        if not f:  # Path("") is the current folder: an empty argument is a mistake
+            raise usage_error("an empty path was given", help="name a `.spot` file or a folder")
         p = Path(f)
         if f != STDIN and p.is_dir():
             paths.extend(_spot_files(p))
