@@ -508,6 +508,29 @@ def test_malformed_lines_and_a_wrong_restore_are_warnings_not_errors(tmp_path: P
     assert "restored step 5, but the last valid checkpoint is none" in warned[1][1]
 
 
+def test_a_checkpoint_path_no_file_can_have_is_a_malformed_line(tmp_path: Path) -> None:
+    # a 300-character name, or a NUL, raised OSError / ValueError when the path was read (exit
+    # 3): it is a malformed line, warned about and ignored as the others are
+    long = "a" * 300
+    body = (
+        f"say('total 2')\nsay('checkpoint 1 ' + os.environ['CONTRACTLANG_CHECKPOINT_DIR']"
+        f" + '/{long}')\nsay('checkpoint 2 a' + chr(0) + 'b')\nsay('step 1')\nsay('step 2')\n"
+        "say('accepted')\n"
+    )
+    (tmp_path / "t.spot").write_text(TERMS)
+    result = run("rehearse", tmp_path / "t.spot", "--command", shlex.join(job(tmp_path, body)),
+                 "--interrupts", "0")  # fmt: skip
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    assert result.output.count("warning[W701]") == 2, result.output
+    assert "is longer than a file name may be" in result.output
+    assert "holds a NUL" in result.output
+    for path in ("a\0b", f"d/{long}", "d/" * 2100):
+        assert isinstance(parse_line(f"contractlang: checkpoint 2 {path}"), Malformed)
+        event = json.dumps({"event": "checkpoint", "step": 2, "path": path})
+        assert isinstance(parse_event(event), Malformed)
+
+
 def test_every_rehearsal_code_is_registered() -> None:
     assert {c for c in CODES if c.startswith(("E7", "W7"))} == {
         "E701",

@@ -23,6 +23,7 @@ Malformed(text='contractlang: step ten', reason='`step` needs a whole number of 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -108,7 +109,7 @@ def _message(word: str, rest: list[str]) -> Message | str:
             return _too_many_steps(word)
         sha = rest[-1].lower() if len(rest) > 2 and SHA256.fullmatch(rest[-1]) else None
         path = " ".join(rest[1:-1] if sha else rest[1:])
-        return Checkpoint(n, path, sha)
+        return _path_problem(path) or Checkpoint(n, path, sha)
     return f"`{word}` is not a protocol message; the forms are {FORMS}"
 
 
@@ -159,7 +160,29 @@ def _event(word: str, obj: dict[str, Any]) -> Message | str:
         return '`checkpoint` needs `"path"`, a string'
     if sha is not None and not (isinstance(sha, str) and SHA256.fullmatch(sha)):
         return '`"sha256"` must be 64 hexadecimal digits'
-    return Checkpoint(n, path, sha.lower() if sha else None)
+    return _path_problem(path) or Checkpoint(n, path, sha.lower() if sha else None)
+
+
+#: The longest file name and path the system takes, in bytes (Linux's NAME_MAX, PATH_MAX).
+NAME_MAX = 255
+PATH_MAX = 4095
+
+
+def _path_problem(path: str) -> str | None:
+    """Why no file can have this checkpoint path (it would raise when read), or ``None``."""
+    if "\0" in path:
+        return "the checkpoint's path holds a NUL, which no file name may"
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:  # a lone surrogate from JSON's `\ud800`
+        return "the checkpoint's path is not text a file name can hold"
+    if len(os.fsencode(path)) > PATH_MAX:
+        return f"the checkpoint's path is longer than a path may be ({PATH_MAX:,} bytes)"
+    if any(len(os.fsencode(part)) > NAME_MAX for part in path.split("/")):
+        return (
+            f"a name in the checkpoint's path is longer than a file name may be ({NAME_MAX} bytes)"
+        )
+    return None
 
 
 def _count(word: str) -> int | None:
