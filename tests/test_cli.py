@@ -7,10 +7,13 @@ import pickle
 from datetime import datetime
 from pathlib import Path
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from support.cli import run
 
+from contractlang.cli import trace as cli_trace
 from contractlang.cli.app import COMMANDS, app
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
@@ -33,11 +36,22 @@ def test_help_lists_every_command_and_the_exit_codes() -> None:
     assert "3 internal error" in result.output
 
 
-def test_a_panic_in_polars_is_an_internal_error(tmp_path: Path) -> None:
+def test_a_panic_in_polars_is_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """A Rust panic (``pyo3_runtime.PanicException``) derives from ``BaseException``, not
-    ``Exception``: it escaped the guard, and the process exited 1, which means "not met". A
-    Parquet ``ts`` typed with a fixed offset (``timestamp(tz='+05:30')``, as pyarrow writes
-    one) makes polars 2.1 panic while it reads the schema."""
+    ``Exception``: it escaped the guard, and the process exited 1, which means "not met"."""
+
+    def panic(*args: object, **kwargs: object) -> None:
+        raise pl.exceptions.PanicException("called `Option::unwrap()` on a `None` value")
+
+    monkeypatch.setattr(cli_trace, "load_trace", panic)
+    result = run("trace", "validate", "t.parquet")
+    assert result.exit_code == 3, result.output
+    assert "internal error: PanicException: called `Option::unwrap()`" in result.stderr
+
+
+def test_a_fixed_offset_time_zone_in_parquet_is_t017(tmp_path: Path) -> None:
+    """A Parquet ``ts`` typed with a fixed offset (``timestamp(tz='+05:30')``, as pyarrow
+    writes one) makes polars 2.1 panic while it reads the schema: said in our words."""
     hours = [datetime(2025, 3, 3, h) for h in (9, 10)]
     table = pa.table(
         {
@@ -52,9 +66,9 @@ def test_a_panic_in_polars_is_an_internal_error(tmp_path: Path) -> None:
     path = tmp_path / "offset.parquet"
     pq.write_table(table, path)
     result = run("trace", "validate", str(path))
-    assert result.exit_code in (2, 3), result.output
-    if result.exit_code == 3:  # until the offset is read: an honest internal error
-        assert "internal error: PanicException" in result.stderr
+    assert result.exit_code == 2, result.output
+    assert "error[T017]: cannot read" in result.stderr
+    assert "a column's time zone `+05:30` is no zone polars reads" in result.stderr
 
 
 def test_a_bad_input_error_pickles_whole() -> None:

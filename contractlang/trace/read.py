@@ -73,6 +73,16 @@ def read(source: str | Path | pl.DataFrame | pl.LazyFrame, name: str) -> pl.Lazy
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         kind = "Parquet" if ext in PARQUET_EXTS else "CSV" if ext in CSV_EXTS else "NDJSON"
         raise read_failure(name, exc, path, f" as {kind}") from None
+    except pl.exceptions.PanicException as exc:  # a BaseException: polars' Rust code panicked
+        zone = re.search(r"unable to parse time zone: '([^']*)'", str(exc))
+        if zone is None:
+            raise
+        raise _unreadable(
+            name,
+            f"cannot read `{name}`: a column's time zone `{zone[1]}` is no zone polars reads",
+            help="write the times in UTC, or with a named zone such as `Asia/Kolkata` "
+            "(a fixed offset such as `+05:30` is not one)",
+        ) from None
     return lf
 
 
