@@ -184,6 +184,21 @@ def test_names_that_would_share_a_file_get_their_own(files: Path) -> None:
     assert (td / "a_b.parquet").read_bytes() != (td / "a_b-2.parquet").read_bytes()
 
 
+def test_a_long_name_is_cut_at_100_characters_and_stays_its_own(files: Path) -> None:
+    # a 10,000-character name exited 3 (a file name too long); cut as `rehearse --trace-out`
+    # cuts it, two names that share their first 100 characters still get a file each
+    long = "n" * 10_000
+    named = TERMS.replace('"priority"', f'"{long}a"').replace('"basic"', f'"{long}b"')
+    (files / "n.spot").write_text(named)
+    result = run("simulate", files / "n.spot", "--workload", files / "w.toml",
+                 "--resamples", 100, "--trace-out", files / "td")  # fmt: skip
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in (files / "td").iterdir())
+    assert "n" * 100 + ".parquet" in names
+    assert "n" * 100 + "-2.parquet" in names
+
+
 def test_outputs_plan_a_folder_to_be_made(tmp_path: Path) -> None:
     plan = Outputs([tmp_path / "in.csv"])
     plan.add_folder(tmp_path / "d", "--trace-out")

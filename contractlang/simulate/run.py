@@ -175,9 +175,14 @@ def trace_files(terms: Terms, folder: Path, contracts: Sequence[str] | None = No
     return [folder / f"{name}.parquet" for name in file_names(chosen).values()]
 
 
+#: The longest file name a contract's trace gets, before ``-2``… and ``.parquet``.
+MAX_NAME = 100
+
+
 def file_names(contracts: Sequence[str]) -> dict[str, str]:
     """A file name for each contract: its name with characters other than letters, digits,
-    ``.``, ``_`` and ``-`` replaced by ``_`` (``-2``, ``-3``… added when two would collide).
+    ``.``, ``_`` and ``-`` replaced by ``_``, cut at 100 characters as ``rehearse --trace-out``
+    cuts it (``-2``, ``-3``… added when two would collide).
 
     >>> file_names(["aws spot/v2", "aws_spot_v2"])
     {'aws spot/v2': 'aws_spot_v2', 'aws_spot_v2': 'aws_spot_v2-2'}
@@ -185,7 +190,8 @@ def file_names(contracts: Sequence[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     taken: set[str] = set()
     for name in contracts:
-        base = re.sub(r"[^A-Za-z0-9._-]", "_", name).strip(".") or "contract"
+        base = re.sub(r"[^A-Za-z0-9._-]", "_", name).strip(".")[:MAX_NAME].strip(".")
+        base = base or "contract"
         candidate, n = base, 1
         while candidate.lower() in taken:
             n += 1
