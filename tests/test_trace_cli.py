@@ -216,3 +216,25 @@ def test_generate_csv_and_bad_paths(tmp_path: Path) -> None:
     assert word.exit_code == 2
     assert "error[E502]: `--start soon` is not an ISO 8601 timestamp" in word.stderr
     assert "--open-at" not in naive.stderr + word.stderr
+
+
+def test_merge_into_csv_refuses_text_with_a_nul(tmp_path: Path) -> None:
+    """A NUL in a text value (an NDJSON `\\u0000`) is a valid trace, but CSV cannot hold it:
+    the reader takes the file for binary. It was written, and could not be read back."""
+    src = tmp_path / "t.ndjson"
+    src.write_text(
+        '{"run_id":"r1","alloc_id":"a1","ts":"2025-03-03T09:00:00Z","source":"scheduler",'
+        '"event":"started","gpus":8,"sku":"H\\u0000X"}\n'
+        '{"run_id":"r1","alloc_id":"a1","ts":"2025-03-03T10:00:00Z","source":"scheduler",'
+        '"event":"released"}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "m.csv"
+    bad = run_cli("trace", "merge", str(src), "--out", str(out))
+    no_traceback(bad)
+    assert bad.exit_code == 2
+    assert "the column `sku` holds text with a NUL character, which CSV cannot hold" in bad.stderr
+    assert not out.exists()
+    parquet = tmp_path / "m.parquet"
+    assert run_cli("trace", "merge", str(src), "--out", str(parquet)).exit_code == 0
+    assert run_cli("trace", "validate", str(parquet)).exit_code == 0

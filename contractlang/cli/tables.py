@@ -9,6 +9,7 @@ import polars as pl
 
 from contractlang.cli.common import write_error
 from contractlang.cli.files import write_file
+from contractlang.cli.inputs import usage_error
 from contractlang.trace.generate import write_trace
 
 POLARS_FAILURES: tuple[type[Exception], ...] = (pl.exceptions.PolarsError,)
@@ -31,6 +32,19 @@ def write_table(frame: pl.DataFrame, path: Path) -> None:
 
 
 def write_trace_file(frame: pl.DataFrame, path: Path) -> None:
-    """Write a trace by the extension of ``path`` (atomically, :func:`write_file`)."""
+    """Write a trace by the extension of ``path`` (atomically, :func:`write_file`).
+
+    CSV cannot hold a NUL character (a trace's reader takes it for binary content): a trace
+    whose text has one is E502, before anything is written (it was written, and could not be
+    read back)."""
     kind = path.suffix.lower()
+    if kind == ".csv":
+        texts = [c for c, t in frame.schema.items() if t == pl.String]
+        nul = [c for c in texts if frame.get_column(c).str.contains("\x00", literal=True).any()]
+        if nul:
+            raise usage_error(
+                f"`{path}`: the column `{nul[0]}` holds text with a NUL character, which CSV "
+                "cannot hold",
+                help="write the trace as .parquet or .ndjson",
+            )
     write_file(path, lambda target: write_trace(frame, target, kind=kind), POLARS_FAILURES)
