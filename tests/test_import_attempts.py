@@ -163,6 +163,18 @@ def test_files_that_are_not_attempt_lists(tmp_path: Path) -> None:
     assert "is not JSON" in exc.value.diagnostics[0].message
 
 
+def test_an_integer_of_more_digits_than_python_reads_is_i003_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text('[{"gpus": ' + "9" * 5000 + "}]")
+    with pytest.raises(ContractlangError) as exc:
+        import_attempts(path, "UTC")  # not a ValueError (Python's 4,300-digit limit)
+    [d] = exc.value.diagnostics
+    assert (d.code, d.message) == (
+        "I003",
+        f"`{path}` is not JSON that can be read: a number in it has more digits than can be read",
+    )
+
+
 def test_a_file_nested_too_deeply_is_i003_not_a_crash(tmp_path: Path) -> None:
     path = tmp_path / "x.json"
     path.write_text("[" * 100_000 + "]" * 100_000)

@@ -62,6 +62,12 @@ def import_attempts(
             f"`{name}` is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
             HELP_FORMAT,
         ) from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        message = (
+            f"`{name}` is not JSON that can be read: a number in it has more digits than can be "
+            "read"
+        )
+        raise format_error(name, message, HELP_FORMAT) from None
     except RecursionError:
         message = f"`{name}` is not JSON that can be read: lists or objects nested too deeply"
         raise format_error(name, message, HELP_FORMAT) from None
