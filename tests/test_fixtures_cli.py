@@ -373,6 +373,16 @@ def test_help_names_every_option(tmp_path: Path) -> None:
         assert word in out
 
 
+def test_an_expectation_with_a_number_too_long_to_read_is_f009_not_a_crash(
+    fixture: Path,
+) -> None:
+    (fixture / "expected.json").write_text('{"schema": ' + "9" * 5000 + "}\n")
+    code, out = run("test", fixture)
+    assert code == 2, out  # not a ValueError (Python's 4,300-digit limit), exit 3
+    assert "error[F009]: the expected output" in out
+    assert "is not JSON that can be read: a number in it has more digits than can be read" in out
+
+
 def test_an_expectation_nested_too_deeply_is_f009_not_a_crash(fixture: Path) -> None:
     (fixture / "expected.json").write_text("[" * 100_000 + "]" * 100_000 + "\n")
     code, out = run("test", fixture)
