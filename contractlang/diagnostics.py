@@ -224,21 +224,22 @@ def _distance(a: str, b: str, limit: int) -> int:
     far = limit + 1
     if abs(len(a) - len(b)) > limit:
         return far
-    prev = list(range(min(len(b), limit) + 1))  # row 0, columns 0 … limit
+    prev, prev_lo = list(range(min(len(b), limit) + 1)), 0  # row 0, columns 0 … limit
+
+    def above(j: int) -> int:
+        """The previous row's cell in column ``j`` (``far`` outside its band)."""
+        k = j - prev_lo
+        return prev[k] if 0 <= k < len(prev) else far
+
     for i in range(1, len(a) + 1):
         lo = max(0, i - limit)
-        hi = min(len(b), i + limit)
         cur: list[int] = []
-        for j in range(lo, hi + 1):
-            # prev holds columns max(0, i - 1 - limit) … ; look cells up by column
-            p_lo = max(0, i - 1 - limit)
-            up = prev[j - p_lo] if 0 <= j - p_lo < len(prev) else far
+        for j in range(lo, min(len(b), i + limit) + 1):
             left = cur[-1] if cur else far
-            diag = prev[j - 1 - p_lo] if j >= 1 and 0 <= j - 1 - p_lo < len(prev) else far
-            best = i if j == 0 else min(up + 1, left + 1, diag + (a[i - 1] != b[j - 1]))
+            swap = above(j - 1) + (a[i - 1] != b[j - 1]) if j else far
+            best = i if j == 0 else min(above(j) + 1, left + 1, swap)
             cur.append(min(best, far))
         if min(cur) > limit:
             return far
-        prev = cur
-    p_lo = max(0, len(a) - limit)
-    return prev[len(b) - p_lo] if 0 <= len(b) - p_lo < len(prev) else far
+        prev, prev_lo = cur, lo
+    return above(len(b))

@@ -75,6 +75,8 @@ _DURATION = re.compile(
     r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(us|µs|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)?\s*$"
 )
 _UNIT_US = {"us": 1, "µs": 1, "ms": 1_000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000}
+#: The longest duration flag: from the first to the last time a trace may hold.
+_LONGEST_US = (MAX_TS - MIN_TS) // timedelta(microseconds=1)
 
 
 def parse_duration(value: str, flag: str) -> timedelta:
@@ -98,10 +100,6 @@ def parse_duration(value: str, flag: str) -> timedelta:
     if micros > _LONGEST_US:  # no two times of a trace are further apart
         raise usage_error(f"`{flag} {value}` is longer than the times a trace holds ({TRACE_DAYS})")
     return timedelta(microseconds=int(micros))
-
-
-#: The longest duration flag: from the first to the last time a trace may hold.
-_LONGEST_US = (MAX_TS - MIN_TS) // timedelta(microseconds=1)
 
 
 def parse_on_invalid(value: str | None) -> Path | None:
