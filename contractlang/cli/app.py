@@ -110,7 +110,7 @@ def main() -> None:
     What the imports made (modules, classes, functions: a hundred thousand objects) lives as
     long as the process, so it is moved out of the garbage collector's sight
     (``gc.freeze``) before the command runs: each collection of the oldest objects walked
-    all of it again (3% of ``check``'s instructions)."""
+    all of it again."""
     built = make_app(wanted(sys.argv[1:]))
     gc.freeze()
     built(prog_name="contractlang")

@@ -110,7 +110,7 @@ _RICH_DROPS = dict.fromkeys((7, 8, 11, 12, 13))
 class Output:
     """Standard output or standard error, written as rich's console prints text; the console
     itself (its width, whether it is a terminal, a status spinner) is made when first asked
-    for. rich takes about 20 ms to import, and ``check`` and ``fmt`` print only text."""
+    for: importing rich is a cost ``check`` and ``fmt``, which print only text, need not pay."""
 
     def __init__(self, *, stderr: bool) -> None:
         self._stderr = stderr

@@ -2,11 +2,11 @@
 
 typer (0.29) converts every argument and option value through a pydantic ``TypeAdapter``, and
 builds one for every parameter of the command that runs, given or not: importing pydantic and
-building the adapters cost about 90 ms, a third of what ``contractlang check`` may take
-(issue 9). For the plain annotations — ``str``, ``bool``, an ``Enum`` of choices, and lists of
-them — the adapter returns a ``str`` or a ``bool`` as it is and converts a choice with typer's
-own helper (:func:`typer._param_types.coerce_cli_choice`), so those are converted here, the same
-way. Any other annotation (paths, numbers, a ``parser=``), and any value the plain conversion
+building the adapters were a large part of what ``contractlang check`` takes (issue 9;
+``bench/bench_startup.py``). For the plain annotations — ``str``, ``bool``, an ``Enum`` of choices,
+and lists of them — the adapter returns a ``str`` or a ``bool`` as it is and converts a choice with
+typer's own helper (:func:`typer._param_types.coerce_cli_choice`), so those are converted here, the
+same way. Any other annotation (paths, numbers, a ``parser=``), and any value the plain conversion
 does not take (a choice that is not one), goes to typer's adapter: every result and every error
 message stays typer's (``tests/test_cli_values.py`` compares them with it).
 """

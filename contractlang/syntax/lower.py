@@ -47,7 +47,6 @@ __all__ = [
     "end_pos",
     "first_problem",
     "may_nest_too_deep",
-    "nesting_depth",
     "nesting_error",
 ]
 
@@ -64,6 +63,8 @@ MAX_NESTING = 100
 
 
 def _token_span(tok: Any) -> Span:
+    """A lexer token's span (every one has its positions; ``describe.token_span`` also covers
+    tokens without them, and is slower, for every token of a parse)."""
     return Span(tok.line, tok.column, tok.end_line, tok.end_column, tok.start_pos, tok.end_pos)
 
 
@@ -435,17 +436,6 @@ def nesting_error(tree: LarkTree, filename: str) -> Diagnostic | None:
         message = f"a chain of more than {MAX_NESTING} `{chain}` is too long for one expression"
         help_ = "split it into several terms (several credits, say), each a shorter chain"
     return error("E009", message, _tree_span(node), file=filename, help=help_)
-
-
-def nesting_depth(tree: LarkTree) -> int:
-    """The depth of ``tree`` (a lone tree is 1), measured without recursion."""
-    best = 0
-    stack: list[tuple[LarkTree, int]] = [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        best = max(best, depth)
-        stack.extend((c, depth + 1) for c in node.children if isinstance(c, Tree))
-    return best
 
 
 #: Operators that chain (``a + b + c`` nests as ``(a + b) + c``), by their rule name.
