@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from typer.core import TyperArgument
 
-from contractlang.cli import values
+from contractlang.cli import common, values
 from contractlang.version import __version__
 
 
@@ -37,7 +37,8 @@ values.install()  # plain values converted without pydantic (start-up: cli/value
 HELP = (
     "Evaluate spot GPU contract terms against usage traces.\n\n"
     "Exit codes: 0 ok (every budget met), 1 a budget not met, a file not formatted or an "
-    "invoice that disagrees with the terms, 2 bad input, 3 internal error."
+    "invoice that disagrees with the terms, 2 bad input or an output that cannot be written, "
+    "3 internal error, 130 interrupted (Ctrl-C, SIGTERM, SIGHUP)."
 )
 
 
@@ -110,10 +111,22 @@ def main() -> None:
     What the imports made (modules, classes, functions: a hundred thousand objects) lives as
     long as the process, so it is moved out of the garbage collector's sight
     (``gc.freeze``) before the command runs: each collection of the oldest objects walked
-    all of it again."""
-    built = make_app(wanted(sys.argv[1:]))
-    gc.freeze()
-    built(prog_name="contractlang")
+    all of it again.
+
+    Standard output and error are tagged first, so that a failure to write either — in a
+    command, or in typer writing its help, the version or a usage error — is reported as
+    the stream's own failure (exit 2), never a traceback; SIGTERM and SIGHUP stop the
+    command as Ctrl-C does (exit 130) (:mod:`contractlang.cli.common`)."""
+    common.tag_streams()
+    common.stop_on_signals()
+    try:
+        built = make_app(wanted(sys.argv[1:]))
+        gc.freeze()
+        built(prog_name="contractlang")
+    except common.StreamFailed as exc:
+        sys.exit(common.stream_failed(exc))
+    except KeyboardInterrupt:  # before a command ran (typer turns one in a command into 130)
+        sys.exit(common.INTERRUPTED)
 
 
 def __getattr__(name: str) -> Any:

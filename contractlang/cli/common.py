@@ -6,6 +6,14 @@ Standard output is written through :data:`out` or :func:`write_stdout`, standard
 is needed (:class:`Output`). A write that
 fails — a full disk, a closed descriptor — is ``E501`` naming ``standard output``, exit 2; a
 pipe closed by its reader (``contractlang … | head``) ends the command quietly, exit 0.
+
+The entry point (:func:`contractlang.cli.app.main`) wraps ``sys.stdout`` and ``sys.stderr``
+(:func:`tag_streams`) so that a failed write says which stream failed (:class:`StreamFailed`)
+wherever it happens — in a command, or in typer writing its help or a usage error before any
+command runs (:func:`stream_failed`). Standard error that cannot be written (a full disk,
+``2>/dev/full``) is exit 2: its ``E501`` is attempted, though it can seldom be read.
+SIGTERM and SIGHUP stop a command the way Ctrl-C does (:func:`stop_on_signals`): files being
+written are cleaned up, exit 130.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import functools
 import io
 import os
 import re
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from enum import StrEnum
@@ -33,15 +42,98 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 STDOUT = "standard output"
+STDERR = "standard error"
+
+#: The exit code of a command stopped by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT, as shells
+#: report an interrupted command; typer exits so on ``KeyboardInterrupt``).
+INTERRUPTED = 130
 
 
 class PipeClosed(Exception):
     """The reader of standard output went away (EPIPE): stop quietly."""
 
 
+class StreamFailed(Exception):
+    """A write to ``sys.stdout`` or ``sys.stderr`` failed: which stream, and the
+    ``OSError``. No ``OSError`` itself, so typer's own handler (EPIPE: exit 1) lets it by."""
+
+    def __init__(self, stream: str, exc: OSError) -> None:
+        super().__init__(f"cannot write {stream}: {exc}")
+        self.stream = stream
+        self.error = exc
+
+
+class _Tagged:
+    """A standard stream whose failed writes raise :class:`StreamFailed` naming it; all else
+    is the stream's own."""
+
+    def __init__(self, stream: TextIO, name: str) -> None:
+        self._stream = stream
+        self._name = name
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise StreamFailed(self._name, exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise StreamFailed(self._name, exc) from None
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def tag_streams() -> None:
+    """Wrap ``sys.stdout`` and ``sys.stderr`` (see the module's docstring); once."""
+    for attr, name in (("stdout", STDOUT), ("stderr", STDERR)):
+        stream = getattr(sys, attr)
+        if stream is not None and not isinstance(stream, _Tagged):
+            setattr(sys, attr, _Tagged(stream, name))
+
+
+def stream_failed(exc: StreamFailed) -> int:
+    """The exit code of a command whose standard output or error could not be written, after
+    saying so where it can: a closed pipe on standard output 0 (quietly), else 2 with
+    ``E501`` attempted on standard error. The failed stream is pointed at /dev/null, so the
+    interpreter's last flush does not fail again."""
+    if exc.stream == STDOUT and exc.error.errno == errno.EPIPE:
+        _silence(sys.stdout)
+        return int(ExitCode.OK)
+    if exc.stream == STDOUT:
+        _silence(sys.stdout)
+    try:
+        print_diagnostics(write_error(exc.stream, os_reason(exc.error)).diagnostics, {})
+    except StreamFailed:
+        _silence(sys.stderr)  # the message stays in its buffer
+    return int(ExitCode.BAD_INPUT)
+
+
+class Interrupted(KeyboardInterrupt):
+    """The command was sent SIGTERM or SIGHUP: handled as Ctrl-C is."""
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP raise :class:`Interrupted` (as Ctrl-C raises ``KeyboardInterrupt``),
+    so a file being written is removed on the way out (:func:`contractlang.cli.files.write_file`)
+    and the command exits 130. A signal ignored when the command started stays ignored
+    (``nohup``)."""
+
+    def stop(signum: int, _frame: object) -> None:
+        raise Interrupted(signal.Signals(signum).name)
+
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(s) is not signal.SIG_IGN:
+            signal.signal(s, stop)
+
+
 def write_error(path: object, reason: str) -> ContractlangError:
-    """E501: ``path`` (a ``Path``, or :data:`STDOUT`) could not be written, and why."""
-    where = STDOUT if path == STDOUT else f"`{path}`"
+    """E501: ``path`` (a ``Path``, :data:`STDOUT` or :data:`STDERR`) could not be written, and
+    why."""
+    where = path if path in (STDOUT, STDERR) else f"`{path}`"
     return ContractlangError(
         [error("E501", f"cannot write {where}: {reason}", NO_SPAN, file="contractlang")]
     )
@@ -92,6 +184,10 @@ class _StandardOutput(io.TextIOBase):
             return action(stream) or 0
         except BrokenPipeError:
             raise PipeClosed from None
+        except StreamFailed as failed:  # sys.stdout tagged by the entry point
+            if failed.error.errno == errno.EPIPE:
+                raise PipeClosed from None
+            raise write_error(STDOUT, os_reason(failed.error)) from None
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 raise PipeClosed from None
@@ -200,8 +296,8 @@ def guarded(fmt_param: str | None = "fmt") -> Callable[[Callable[P, R]], Callabl
             except PipeClosed:
                 _silence_stdout()
                 exit_with(ExitCode.OK)
-            except (typer.Exit, typer.Abort, KeyboardInterrupt):
-                raise
+            except (typer.Exit, typer.Abort, KeyboardInterrupt, StreamFailed):
+                raise  # StreamFailed: standard error failed, handled by the entry point
             except ContractlangError as exc:
                 to_stdout = str(fmt) == OutputFormat.json.value and not _about_stdout(exc)
                 try:
@@ -255,8 +351,13 @@ def _about_stdout(exc: ContractlangError) -> bool:
 def _silence_stdout() -> None:
     """After EPIPE: point standard output at /dev/null, so the interpreter's last flush does
     not fail again (the way Python's documentation advises)."""
+    _silence(sys.stdout)
+
+
+def _silence(stream: TextIO | None) -> None:
+    """Point ``stream``'s descriptor at /dev/null (see :func:`_silence_stdout`)."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())  # type: ignore[union-attr]
     except (OSError, ValueError, AttributeError):
         pass
