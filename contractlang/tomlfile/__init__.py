@@ -1,10 +1,11 @@
 """TOML files validated by pydantic models, with every problem at its key and line: the
 workload of ``simulate`` and the manifest of a regression fixture.
 
-:func:`read_text` reads a file as UTF-8; :func:`validate` parses the text (exact decimals:
-``2.10`` stays 2.10), finds where each key is written (:mod:`.positions`, since ``tomllib``
-gives no positions) and validates it against a model, reporting every problem at once
-(:mod:`.problems`), each under the codes of its kind of file (:class:`Codes`).
+:func:`read_text` reads a file as UTF-8 (at most :data:`MAX_BYTES`); :func:`validate` parses
+the text (exact decimals: ``2.10`` stays 2.10), finds where each key is written
+(:mod:`.positions`, since ``tomllib`` gives no positions) and validates it against a model,
+reporting every problem at once (:mod:`.problems`), each under the codes of its kind of file
+(:class:`Codes`).
 
 >>> from pydantic import BaseModel, ConfigDict
 >>> class M(BaseModel):
@@ -40,10 +41,11 @@ from contractlang.tomlfile.problems import (
     diagnostics_of,
     toml_beyond_limits,
     toml_syntax_error,
+    too_large,
     unreadable,
 )
 
-__all__ = ["Codes", "KeySpans", "Validated", "read_text", "validate"]
+__all__ = ["MAX_BYTES", "Codes", "KeySpans", "Validated", "read_text", "validate"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -57,12 +59,25 @@ class Validated(Generic[M]):
     spans: KeySpans
 
 
+#: The most a TOML file here may hold (a workload, a fixture's manifest: a few keys each). No
+#: more is read, so a device that never ends (``--workload /dev/zero``) or a wrong, huge file
+#: is ``codes.unreadable`` at once, not memory that grows until the machine runs out.
+MAX_BYTES = 1 << 20
+
+
 def read_text(path: Path, codes: Codes) -> str:
-    """The text of ``path``; a file that cannot be read or is not UTF-8 is
-    ``codes.unreadable``."""
+    """The text of ``path``; a file that cannot be read, is larger than :data:`MAX_BYTES` or is
+    not UTF-8 is ``codes.unreadable``."""
     try:
-        return path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise unreadable(path, exc, codes) from None
+    if len(data) > MAX_BYTES:
+        raise too_large(path, MAX_BYTES, codes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise unreadable(path, exc, codes) from None
 
 

@@ -209,6 +209,22 @@ def unreadable(path: Path, exc: Exception, codes: Codes) -> ContractlangError:
     return ContractlangError([diag])
 
 
+def too_large(path: Path, limit: int, codes: Codes) -> ContractlangError:
+    """``codes.unreadable``: the file holds more than ``limit`` bytes (it was not read whole).
+
+    >>> codes = Codes("E607", "E601", "E602", "E603", "E604", "E605")
+    >>> print(too_large(Path("/dev/zero"), 1 << 20, codes).diagnostics[0].message)
+    cannot read `/dev/zero`: it is larger than 1 MiB (1,048,576 bytes), the most read of a TOML file
+    """
+    message = (
+        f"cannot read `{path}`: it is larger than {limit / (1 << 20):g} MiB ({limit:,} bytes), "
+        "the most read of a TOML file"
+    )
+    help = "give the TOML file itself: one this large (or a device) is not one"
+    diag = error(codes.unreadable, message, NO_SPAN, file=str(path), help=help)
+    return ContractlangError([diag])
+
+
 def diagnostics_of(
     exc: ValidationError,
     data: dict[str, Any],

@@ -1,0 +1,64 @@
+"""Bad-input sweep: inputs read whole are bounded (a workload, a fixture's manifest), a FOCUS
+column given twice is an error, and the smaller findings of the sweep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.cli import no_traceback, run
+
+from contractlang.tomlfile import MAX_BYTES
+
+ROOT = Path(__file__).resolve().parent.parent
+SIMULATE = ROOT / "examples" / "simulate"
+WORKLOAD = (
+    (SIMULATE / "workload.toml").read_text(encoding="utf-8").replace("runs = 2000", "runs = 2")
+)
+
+
+def _padded(path: Path, text: str) -> Path:
+    """``text`` with a comment that takes the file past :data:`MAX_BYTES` (valid TOML still)."""
+    path.write_text(text + "#" + "x" * MAX_BYTES + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_workload_larger_than_the_limit_is_e607_naming_the_file_and_the_limit(
+    tmp_path: Path,
+) -> None:
+    big = _padded(tmp_path / "w.toml", WORKLOAD)
+    result = run("simulate", SIMULATE / "drafts.spot", "--workload", big)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert f"error[E607]: cannot read `{big}`: it is larger than 1 MiB (1,048,576 bytes)" in (
+        result.output
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_a_workload_that_never_ends_is_refused_not_read_forever() -> None:
+    result = run("simulate", SIMULATE / "drafts.spot", "-w", "/dev/zero")
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "error[E607]: cannot read `/dev/zero`: it is larger than 1 MiB" in result.output
+
+
+def test_a_workload_at_the_limit_is_read(tmp_path: Path) -> None:
+    at = tmp_path / "w.toml"
+    body = WORKLOAD + "#"
+    at.write_text(body + "x" * (MAX_BYTES - len(body.encode()) - 1) + "\n", encoding="utf-8")
+    assert at.stat().st_size == MAX_BYTES
+    result = run("simulate", SIMULATE / "drafts.spot", "--workload", at)
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+
+
+def test_a_fixture_manifest_larger_than_the_limit_is_f001(tmp_path: Path) -> None:
+    folder = tmp_path / "big"
+    folder.mkdir()
+    _padded(folder / "fixture.toml", 'story = "big"\n')
+    result = run("test", folder)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "error[F001]: cannot read" in result.output
+    assert "larger than 1 MiB" in result.output
