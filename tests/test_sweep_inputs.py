@@ -62,3 +62,34 @@ def test_a_fixture_manifest_larger_than_the_limit_is_f001(tmp_path: Path) -> Non
     assert result.exit_code == 2
     assert "error[F001]: cannot read" in result.output
     assert "larger than 1 MiB" in result.output
+
+
+FOCUS_HEADER = "BilledCost,ChargeCategory,ChargePeriodStart,ChargePeriodEnd,Tags"
+FOCUS_ROW = '12.50,Usage,2025-03-01T00:00:00Z,2025-03-01T01:00:00Z,"{""run"": ""r1""}"'
+
+
+@pytest.mark.parametrize("again", ["BilledCost", " billedcost "])
+def test_a_focus_column_named_twice_is_i003_naming_it(tmp_path: Path, again: str) -> None:
+    export = tmp_path / "invoice.csv"
+    export.write_text(
+        f"{FOCUS_HEADER},{again}\n{FOCUS_ROW},99.00\n", encoding="utf-8", newline="\n"
+    )
+    out = tmp_path / "invoice.parquet"
+    result = run("import", "focus", export, "--run-from", "tag:run", "--out", out)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"error[I003]: `{export}` names the column `BilledCost` more than once in its header "
+        "(columns 1 and 6)"
+    ) in result.output
+    assert not out.exists()
+
+
+def test_a_focus_export_with_each_column_once_imports(tmp_path: Path) -> None:
+    export = tmp_path / "invoice.csv"
+    export.write_text(f"{FOCUS_HEADER}\n{FOCUS_ROW}\n", encoding="utf-8", newline="\n")
+    out = tmp_path / "invoice.parquet"
+    result = run("import", "focus", export, "--run-from", "tag:run", "--out", out)
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    assert out.exists()

@@ -28,6 +28,7 @@ from contractlang.importers.text import (
     header_index,
     missing_column,
     raise_row_errors,
+    refuse_repeated,
 )
 
 __all__ = ["UNATTRIBUTED", "RunKey", "import_focus"]
@@ -53,7 +54,10 @@ def import_focus(path: str | Path, run_from: RunKey | str) -> ImportResult:
 
 
 def _header_index(name: str, header: list[str], key: RunKey) -> dict[str, int]:
+    """Column name (as FOCUS spells it) → position; a column named twice is I003, required
+    ones missing I002."""
     index = header_index(header, (*REQUIRED, *OPTIONAL))
+    refuse_repeated(name, header, index, "column")
     needed = [*REQUIRED, "Tags" if key.kind == "tag" else "ResourceId"]
     missing = [f for f in needed if f not in index]
     if len(missing) >= len(REQUIRED):

@@ -42,6 +42,7 @@ from contractlang.importers.text import (
     missing_column,
     raise_row_errors,
     read_text,
+    refuse_repeated,
     require_line_end,
     row_error,
 )
@@ -160,17 +161,7 @@ def _header_index(name: str, header: list[str]) -> dict[str, int]:
     """Field name (as the man page spells it) → column; a required field missing is I002, a
     field named twice I003 (which of the two to read is not ours to guess)."""
     index = header_index(header, (*REQUIRED, *OPTIONAL))
-    for field, first in index.items():
-        again = [
-            i for i, h in enumerate(header) if i != first and h.strip().lower() == field.lower()
-        ]
-        if again:
-            raise format_error(
-                name,
-                f"`{name}` names the field `{field}` more than once in its header "
-                f"(fields {first + 1} and {again[0] + 1})",
-                help="export each field once",
-            )
+    refuse_repeated(name, header, index, "field")
     missing = [f for f in REQUIRED if f not in index]
     raise_row_errors(
         name,

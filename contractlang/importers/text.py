@@ -91,6 +91,30 @@ def header_index(header: Sequence[str], fields: Sequence[str]) -> dict[str, int]
     return index
 
 
+def refuse_repeated(name: str, header: Sequence[str], index: dict[str, int], kind: str) -> None:
+    """I003 when the header names a ``kind`` (``field``, ``column``) that ``index`` reads more
+    than once (in any case, blanks around it ignored): which of the two to read is not ours to
+    guess, and reading the first dropped the other silently.
+
+    >>> try:
+    ...     refuse_repeated("x.csv", ["Cost", "Tags", " cost"], {"Cost": 0, "Tags": 1}, "column")
+    ... except ContractlangError as exc:
+    ...     print(exc.diagnostics[0].message)
+    `x.csv` names the column `Cost` more than once in its header (columns 1 and 3)
+    """
+    for field, first in index.items():
+        again = [
+            i for i, h in enumerate(header) if i != first and h.strip().lower() == field.lower()
+        ]
+        if again:
+            raise format_error(
+                name,
+                f"`{name}` names the {kind} `{field}` more than once in its header "
+                f"({kind}s {first + 1} and {again[0] + 1})",
+                help=f"export each {kind} once",
+            )
+
+
 def missing_column(
     name: str, header: Sequence[str], field: str, message: str, help: str | None = None
 ) -> Diagnostic:
