@@ -93,3 +93,28 @@ def test_a_focus_export_with_each_column_once_imports(tmp_path: Path) -> None:
     no_traceback(result)
     assert result.exit_code == 0, result.output
     assert out.exists()
+
+
+@pytest.mark.parametrize(
+    ("start", "ok"),
+    [
+        ("2025-03-01T00:00:00.123456789Z", False),
+        ("2025-03-01 00:00:00.1234567+01:00", False),
+        ("2025-03-01T00:00:00.123456000Z", True),
+        ("2025-03-01T00:00:00.123456Z", True),
+    ],
+)
+def test_a_workload_start_finer_than_a_microsecond_is_e605_not_cut(
+    tmp_path: Path, start: str, ok: bool
+) -> None:
+    workload = tmp_path / "w.toml"
+    workload.write_text(f"start = {start}\n" + WORKLOAD, encoding="utf-8")
+    result = run("simulate", SIMULATE / "drafts.spot", "--workload", workload)
+    no_traceback(result)
+    if ok:
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code == 2
+        assert f"w.toml:1:1: error[E605]: `start` `{start}` is finer than a microsecond" in (
+            result.output
+        )

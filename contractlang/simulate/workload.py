@@ -27,6 +27,7 @@ every problem is reported at once, each naming the key and its line
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -370,6 +371,21 @@ def _start_has_offset(w: Workload, said: Written) -> str | Broken | None:
     return None
 
 
+def _start_whole_micros(w: Workload, said: Written) -> str | Broken | None:
+    """A ``start`` written to the nanosecond: TOML's reader keeps microseconds and drops the
+    rest, so the simulated times would be silently cut; an error, as a duration finer than a
+    microsecond is (trailing zeros are exact, so allowed)."""
+    shown = said(("start",), w.start)
+    fraction = _FRACTION.search(shown)
+    if fraction is not None and fraction.group(1)[6:].strip("0"):
+        return f"`start` {shown} is finer than a microsecond, the finest time a trace holds"
+    return None
+
+
+#: The fraction of a second of a TOML time (``12:00:00.123456789``).
+_FRACTION = re.compile(r"\d{2}:\d{2}:\d{2}\.(\d+)")
+
+
 def _start_in_range(w: Workload, said: Written) -> str | Broken | None:
     """Every simulated time must lie in the trace's range: the start, and the end of the
     shortest run (one attempt, never reclaimed). A run that goes on longer is checked as it is
@@ -442,6 +458,7 @@ RULES: tuple[tuple[str, tuple[str, ...], Rule], ...] = (
     ("E605", ("checkpoint_every_steps",), _checkpoints_per_attempt),
     ("E605", ("total_steps",), _attempt_length),
     ("E605", ("start",), _start_has_offset),
+    ("E605", ("start",), _start_whole_micros),
     ("E605", ("start",), _start_in_range),
     ("E605", ("gpus",), _gpu_time),
     ("E605", ("price",), _price_places),
