@@ -118,3 +118,18 @@ def test_a_workload_start_finer_than_a_microsecond_is_e605_not_cut(
         assert f"w.toml:1:1: error[E605]: `start` `{start}` is finer than a microsecond" in (
             result.output
         )
+
+
+def test_two_drafts_whose_trace_files_would_be_one_are_e502_naming_both(tmp_path: Path) -> None:
+    terms = tmp_path / "t.spot"
+    one = 'contract "NAME" {\n  currency USD\n  rate 1.00 USD per gpu_hour\n}\n'
+    terms.write_text(one.replace("NAME", "a/b") + one.replace("NAME", "a_b"), encoding="utf-8")
+    traces = tmp_path / "traces"
+    result = run("rehearse", terms, "--mock", "--trace-out", traces)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"error[E502]: `--trace-out {traces}`: the drafts `a/b` and `a_b` would both be "
+        f"written to `{traces / 'a_b.parquet'}`"
+    ) in result.output
+    assert not traces.exists()

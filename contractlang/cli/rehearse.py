@@ -65,12 +65,24 @@ def plan_outputs(
 ) -> None:
     """Every output of a rehearsal, checked before anything runs or is made: the
     ``--trace-out`` folder and its ``DIR/<contract>.parquet`` for every draft, and the
-    ``--workdir`` folder (the rehearsal's own: new or empty, no other output inside it)."""
+    ``--workdir`` folder (the rehearsal's own: new or empty, no other output inside it). Two
+    drafts whose names make the same file name (``a/b`` and ``a_b``) are E502 saying so (it
+    was "the same file as" itself, naming neither draft)."""
     outputs.add_folder(trace_out, "--trace-out")
     outputs.add_folder(workdir, "--workdir", own=True)
     if trace_out is not None:
+        named: dict[str, str] = {}  # file name → the draft it is for
         for c in terms.contracts:
-            outputs.add(trace_file(trace_out, c.name), "--trace-out", TRACE_SUFFIXES)
+            path = trace_file(trace_out, c.name)
+            other = named.setdefault(path.name, c.name)
+            if other != c.name:
+                raise usage_error(
+                    f"`--trace-out {trace_out}`: the drafts `{other}` and `{c.name}` would both "
+                    f"be written to `{path}`",
+                    help="a draft's file name keeps its first 100 letters, digits, `.`, `_` and "
+                    "`-` (any other character becomes `_`): rename one of the two drafts",
+                )
+            outputs.add(path, "--trace-out", TRACE_SUFFIXES)
 
 
 def _command(command: str | None, mock: bool) -> tuple[tuple[str, ...], str]:
