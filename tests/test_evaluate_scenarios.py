@@ -684,7 +684,7 @@ contract "decade" {
     assert c.totals.gross_minor == 87_600_002_778
 
 
-def test_an_amount_beyond_exact_decimal_range_is_a_clean_error() -> None:
+def test_a_remainder_wider_than_18_digits_is_billed_exactly() -> None:
     spot = """\
 contract "huge" {
   currency USD
@@ -696,7 +696,26 @@ contract "huge" {
         released("r1", "a1", "2025-01-01 00:59:59"),
     ]
     # under an hour, so all of it is the remainder: 1000.00 × 10^6 GPUs × 3,599 × 10^6 µs =
-    # 3.599 × 10^18 ≥ 10^18 before ÷ 3.6 × 10^9
+    # 3.599 × 10^18, more than 18 digits before ÷ 3.6 × 10^9 (it was E405); the division takes
+    # the remainder's whole hours (0) and only what is left below 3.6 × 10^9 at 20 places:
+    # 10^9 USD per hour × 3,599/3,600 h = 999,722,222.222… → 999,722,222.22
+    c = contract_result(spot, events)
+    assert c.totals.gross_minor == 99_972_222_222
+
+
+def test_an_amount_beyond_exact_decimal_range_is_a_clean_error() -> None:
+    spot = """\
+contract "huge" {
+  currency USD
+  rate 1000000000000 USD per gpu_hour
+}
+"""
+    events = [
+        started("r1", "a1", "2025-01-01 00:00", gpus=10_000_000),
+        released("r1", "a1", "2025-01-01 00:59:59"),
+    ]
+    # 10^12 USD per GPU-hour × 10^7 GPUs × 3,599/3,600 h ≈ 10^19 USD: more than the 18 digits
+    # before the point an amount holds
     with pytest.raises(ContractlangError) as exc:
         evaluate_text(spot, events)
     assert codes(exc) == ["E405"]
@@ -2126,11 +2145,32 @@ def test_a_cap_limit_with_no_value_is_e209(limit: str) -> None:
 @pytest.mark.parametrize(
     "clause",
     [
-        'credit "c" 1000000000000000 USD * (0.0000000001 * (1 / 3)) when true',
-        "rate 3 USD per gpu_hour when runtime < 1000000000000000 hours * (0.0000000001 * (1 / 3))",
+        'credit "c" 999999999999999999 USD * 999999999999999999 when true',
+        "rate 3 USD per gpu_hour when runtime < 1 hour + 999999999999999999 USD"
+        " * 999999999999999999 / 1 USD * (0 hours - 1 hour)",
     ],
 )
 def test_a_constant_too_large_to_keep_is_e405_before_any_row(clause: str) -> None:
+    # (10^18 − 1)² ≈ 10^36 USD, held at 20 places: 56 digits; 1 h − 10^36 h is −3.6 × 10^39 s,
+    # an integer of 40 digits. (A constant once computed in steps at 20 places, `10^15 USD ×
+    # (10^-10 × (1/3))`, overflowed there; it is 33,333.33… exactly: the test below.)
     text = f'contract "c" {{ currency USD {clause} rate 2 USD per gpu_hour }}'
     with pytest.raises(ContractlangError, match=r"E405.*too large to keep exactly$"):
         contract_result(text, FUZZ_EVENTS)
+
+
+def test_a_constant_once_computed_in_steps_is_exact() -> None:
+    # 10^15 USD × (10^-10 × (1/3)) is 10^5/3 USD: it overflowed when 1/3 was a quotient at 20
+    # places and 10^-10 × that a product at 24 (E405); it is kept as the fraction it is
+    c = _net('credit "c" 1000000000000000 USD * (0.0000000001 * (1 / 3)) when true')
+    # each of the two allocations: a credit of 33,333.333… → 33,333.33
+    assert [x[4] for x in lines(c) if x[2] == "credit"] == [D("-33333.33")] * 2
+    # runtime < 10^15 h × (10^-10 × 1/3) = 33,333.3… h holds for 90 and 120 minutes: the first
+    # rate, 3 USD × 2 GPUs × (1.5 h + 2 h) = 21.00
+    rate = (
+        "rate 3 USD per gpu_hour when runtime < 1000000000000000 hours * (0.0000000001 * (1 / 3))"
+    )
+    first = contract_result(
+        f'contract "c" {{ currency USD {rate} rate 2 USD per gpu_hour }}', FUZZ_EVENTS
+    )
+    assert first.totals.gross_minor == 2100

@@ -165,12 +165,20 @@ def test_a_line_within_a_hair_of_a_half_is_left_to_the_decimal_evaluation() -> N
     assert prices_at(rep, [Fraction(3)]) is not None  # a line far from any half: priced
 
 
+#: 10,000,000 GPUs for a minute at 10^10 USD per GPU-hour: 10^17/60 = 1.67 × 10^15 USD a line,
+#: 1.67 × 10^17 cents; × 10, 1.67 × 10^18 cents — within 64 bits, but past the 10^18 minor
+#: units a line held at 20 places reaches: at m = 10 the decimal evaluation finds it too large
+#: (E405). (3 USD per GPU-hour for 59 minutes was too large once, in the remainder of the
+#: hour: no longer, tests/test_evaluate_scenarios.py.)
+HUGE_PRICE = "10000000000 USD per gpu_hour"
+
+
 def test_amounts_past_the_decimals_are_left_to_the_decimal_evaluation() -> None:
-    # 10,000,000 GPUs at 3 USD per GPU-hour × 10: the evaluation's tail, price × m × GPUs ×
-    # µs below an hour, passes the 38 digits of its decimals (E405); the integer pass would
-    # not notice, so it declines and the evaluation of the whole reports the allocation.
-    facts = _facts_of([started("r1", "a1", 0, gpus=10_000_000), released("r1", "a1", 59)])
-    staged, rep = _split('contract "c" { currency USD rate 3 USD per gpu_hour }', facts)
+    # At m = 1 the staged evaluation holds the line; at m = 10 it passes the 38 digits of the
+    # evaluation's decimals (E405); the integer pass would not notice, so it declines and the
+    # evaluation of the whole reports the allocation.
+    facts = _facts_of([started("r1", "a1", 0, gpus=10_000_000), released("r1", "a1", 1)])
+    staged, rep = _split(f'contract "c" {{ currency USD rate {HUGE_PRICE} }}', facts)
     assert prices_at(rep, [Fraction(10)]) is None
     with pytest.raises(ContractlangError, match=r"E405.*allocation `a1` of run `r1`"):
         at_multiplier(staged, Fraction(10))
@@ -180,14 +188,14 @@ def test_an_amount_too_large_among_the_reachable_allocations_declines() -> None:
     # Two groups of reachable allocations overflow at 10×; the search evaluates the
     # multiplier whole, whose E405 names the first allocation of the trace (a1), not the
     # first of the largest group.
-    events = [started("r1", "a1", 0, gpus=10_000_000, sku="x"), released("r1", "a1", 59)]
+    events = [started("r1", "a1", 0, gpus=10_000_000, sku="x"), released("r1", "a1", 1)]
     for i in range(3):
         events += [
             started(f"r2{i}", f"b{i}", 0, gpus=10_000_000, sku="y"),
-            released(f"r2{i}", f"b{i}", 59),
+            released(f"r2{i}", f"b{i}", 1),
         ]
-    text = """contract "c" { currency USD rate 3 USD per gpu_hour
-      credit "x" 1 USD when sku == "x"  credit "y" 1 USD when sku == "y" }"""
+    text = f"""contract "c" {{ currency USD rate {HUGE_PRICE}
+      credit "x" 1 USD when sku == "x"  credit "y" 1 USD when sku == "y" }}"""
     staged, rep = _split(text, _facts_of(events))
     assert rep.reachable_rows == 4
     assert prices_at(rep, [Fraction(10)]) is None

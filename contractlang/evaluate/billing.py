@@ -12,7 +12,8 @@ sums — is exact integer arithmetic.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from decimal import Decimal
 from fractions import Fraction
 
 import polars as pl
@@ -34,6 +35,10 @@ from contractlang.compile import (
 from contractlang.evaluate.plan import AllocationPlan, Term, term_label
 from contractlang.evaluate.settings import Settings, round_up
 from contractlang.lang import ast
+from contractlang.lang.numbers import INT64_MAX, MICROS_PER_SECOND
+
+#: Microseconds in an hour: the unit a charge is split at when its price's own is longer.
+MICROS_PER_HOUR = 3600 * MICROS_PER_SECOND
 
 
 def minor_units(expr: pl.Expr, s: Settings) -> pl.Expr:
@@ -52,14 +57,45 @@ def price_times_time(per_gpu: Val, us: pl.Expr) -> pl.Expr:
     :data:`MONEY_SCALE` places), so it passes through the rounding of the second unchanged —
     the sum is the same number, at the same 20 places, as ``p·us·n/d`` computed whole, but
     ``p·us`` need not fit 18 integer digits (10,000 GPUs for a year at 3.50 USD per GPU-hour is
-    1.1 × 10^18 GPU-µs·USD; ``p·w`` is 3.1 × 10^8)."""
-    f = per_gpu.factor * MICROS
-    d = f.denominator
-    whole = (us // d).cast(dec(0))
-    rest = (us % d).cast(dec(0))
+    1.1 × 10^18 GPU-µs·USD; ``p·w`` is 3.1 × 10^8).
+
+    A ``d`` longer than an hour comes from a price whose factor keeps divisions by constants
+    exactly (``trace.price per gpu_hour / 1.15 / 53.34``, ``gpu_time × 1 USD / gpus² /
+    hours²``): the rest ``r`` then reaches as far as ``d`` (past every ``us`` when ``d`` is
+    beyond 64 bits, where polars would read ``us // d`` as none), and ``p·r`` can pass 38
+    digits for a ``p`` that is not large. Where it could (``|p| × d`` beyond them), the row
+    takes the price per GPU-hour instead, held at :data:`MONEY_SCALE` places (rounded once,
+    as ``price_per_gpu_hour`` is), split at whole hours as above."""
+    d = (per_gpu.factor * MICROS).denominator
+    if d <= MICROS_PER_HOUR:
+        return _split_at(per_gpu, us, d)
+    fits = per_gpu.expr.abs() < _digits(10**38 // d, per_gpu.scale)
+    zero = pl.lit(0, dtype=dec(per_gpu.scale))
+    exact = _split_at(
+        replace(per_gpu, expr=pl.when(fits).then(per_gpu.expr).otherwise(zero)), us, d
+    )
+    hourly = to_money(Val(per_gpu.expr, "num", per_gpu.scale, per_gpu.factor * 3600))
+    hourly = pl.when(fits).then(pl.lit(0, dtype=dec(MONEY_SCALE))).otherwise(hourly)
+    by_hour = _split_at(Val(hourly, "num", MONEY_SCALE, Fraction(1, 3600)), us, MICROS_PER_HOUR)
+    return pl.when(fits).then(exact).otherwise(by_hour)
+
+
+def _split_at(per_gpu: Val, us: pl.Expr, d: int) -> pl.Expr:
+    """``per_gpu × us`` as ``p·w·n + p·r·n/d`` (:func:`price_times_time`)."""
+    if d > INT64_MAX:  # past every `us`: w = 0
+        whole = pl.lit(0, dtype=dec(0))
+        rest = us.cast(dec(0))
+    else:
+        whole = (us // d).cast(dec(0))
+        rest = (us % d).cast(dec(0))
     exact = mul(per_gpu, Val(whole, "num", 0, d * MICROS))  # factor f·d = n: no division
     tail = mul(per_gpu, Val(rest, "num", 0, MICROS))
     return to_money(exact) + to_money(tail)
+
+
+def _digits(m: int, scale: int) -> pl.Expr:
+    """The decimal whose digits are ``m`` (below 10^38) at ``scale`` places."""
+    return pl.lit(Decimal(m).scaleb(-scale), dtype=dec(scale))
 
 
 def apply_contract(

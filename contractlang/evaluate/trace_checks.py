@@ -228,8 +228,16 @@ def fit_sums(
 
 
 def _overflowed(exc: Exception) -> bool:
+    """Whether polars' error is a decimal that does not fit 38 digits. Polars 2.1 says so in
+    three ways: an ``overflow``, a failed ``decimal … conversion``, and — where it rescales a
+    decimal itself, as a sum of two scales does — ``division by zero Decimal`` (the
+    compiler's own divisions never divide by zero: they read none there)."""
     text = str(exc)
-    return "overflow" in text or ("decimal" in text and "conversion" in text)
+    return (
+        "overflow" in text
+        or ("decimal" in text and "conversion" in text)
+        or "division by zero Decimal" in text
+    )
 
 
 def _first_overflow(lf: pl.LazyFrame) -> str | None:
