@@ -117,7 +117,7 @@ def evaluate(
             tr = with_digest(tr)
         allocations, runs = facts.collect()
         facts = Facts(allocations.lazy(), runs.lazy())
-        tr = replace(tr, events=tr.events.head(0), index=None, let_go=True)
+        tr = replace(tr, dense=tr.dense.head(0), sparse=tr.sparse.head(0), index=None, let_go=True)
     return evaluate_facts(t, tr, facts, progress=step, only=contracts)
 
 

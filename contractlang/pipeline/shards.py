@@ -45,8 +45,9 @@ from contractlang.lang.terms import Terms
 from contractlang.trace.derive import derive_facts
 from contractlang.trace.digest import digest_of, header_line, run_lines
 from contractlang.trace.load import DEFAULT_CLOCK_SKEW, Source
-from contractlang.trace.model import Trace
+from contractlang.trace.model import Trace, joined
 from contractlang.trace.read import PARQUET_EXTS
+from contractlang.trace.schema import ROW
 from contractlang.trace.shards import (
     LoadedShard,
     Shard,
@@ -139,7 +140,7 @@ def run_shard(task: ShardTask) -> ShardResult:
     loaded = replace(loaded, trace=None)  # the events are let go with this function's frame
     if trace is None or task.check_only:
         return ShardResult(loaded)
-    schema = trace.events.head(0)
+    schema = joined(trace.dense.head(0), trace.sparse.head(0))
     digests = tuple(run_lines(trace)) if task.digest else ()
     allocations, runs = derive_facts(trace).collect()
     del trace
@@ -349,7 +350,8 @@ def conclude_shards(
     events = schema if schema is not None else pl.DataFrame()
     lines = (line for r in results for line in r.digests)
     trace = Trace(
-        events=events,
+        dense=events,
+        sparse=pl.DataFrame(schema={ROW: pl.Int64()}),
         source=plan.sources.label,
         extras=merged.extras,
         warnings=merged.warnings,

@@ -24,8 +24,7 @@ COLUMNS = (ROW, "run_id", "alloc_id", "ts", "event", "amount")
 def invoice_lines(trace: Trace) -> pl.DataFrame:
     """One row per invoice line: its trace row, run, allocation (null for run-level lines),
     time, event (``charge`` or ``credit``), amount, and currency when the trace has one."""
-    ev = trace.events
-    if "amount" not in ev.columns:
+    if "amount" not in trace.columns:
         return pl.DataFrame(
             schema={
                 ROW: pl.Int64(),
@@ -36,8 +35,10 @@ def invoice_lines(trace: Trace) -> pl.DataFrame:
                 "amount": pl.Decimal(38, 18),
             }
         )
-    extra = [pl.col(CURRENCY).cast(pl.String)] if CURRENCY in ev.columns else []
-    return ev.filter(pl.col("source") == "invoice").select(
+    sparse = trace.sparse.select(ROW, "amount", *([CURRENCY] if CURRENCY in trace.columns else []))
+    extra = [pl.col(CURRENCY).cast(pl.String)] if CURRENCY in sparse.columns else []
+    lines = trace.dense.filter(pl.col("source") == "invoice")
+    return lines.join(sparse, on=ROW, how="left", maintain_order="left").select(
         pl.col(ROW),
         pl.col("run_id"),
         pl.col("alloc_id"),

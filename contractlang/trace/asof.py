@@ -45,7 +45,7 @@ class Keys:
     @staticmethod
     def of(trace: Trace) -> Keys:
         s = trace.summary
-        ts = trace.events.get_column("ts")
+        ts = trace.dense.get_column("ts")
         ordered = not ts.null_count() and ts.is_sorted()
         if s.first_ts is None or s.last_ts is None:
             return Keys(None, ordered=ordered)

@@ -79,13 +79,15 @@ def derive_facts(trace: Trace) -> Facts:
     >>> runs.columns[:3]
     ['run_id', 'accepted', 'time_to_accept']
     """
-    ev = trace.events.lazy()
+    ev = trace.dense.lazy()
     event = pl.col("event")
     trace_cols = [pl.col(c).alias(TRACE_PREFIX + c) for c in trace.extras]
 
-    # the `started` rows with what they say of the allocation; their end, earliest notice and
-    # earliest own request are joined on (the validation's index says which rows those are)
-    started = ev.filter(event == "started")
+    # the `started` rows with what they say of the allocation (their sparse columns joined
+    # on); their end, earliest notice and earliest own request are joined on (the
+    # validation's index says which rows those are)
+    sparse = trace.sparse.lazy()
+    started = ev.filter(event == "started").join(sparse, on=ROW, how="left", maintain_order="left")
     starts = started.select(
         RUN_KEY,
         "alloc_id",
@@ -195,7 +197,7 @@ def _usable_index(trace: Trace) -> TraceIndex | None:
     """The trace's index, if it was made for its events (as it is for a trace from
     :func:`load_trace`) and matches them (one line per `started` row, one run id per run)."""
     index = trace.index
-    if index is None or index.events is not trace.events:
+    if index is None or index.events is not trace.dense:
         return None
     starts = trace.summary.events.get("started", 0)
     if index.allocations.height != starts or index.run_ids.len() != trace.summary.runs:

@@ -76,7 +76,7 @@ def trace_digest(trace: Trace) -> str:
         return trace.digest
     if trace.let_go:
         raise InternalError("the digest of a trace whose events were let go before it was taken")
-    return digest_of(header_line(trace.events.columns), run_lines(trace))
+    return digest_of(header_line(trace.columns), run_lines(trace))
 
 
 def with_digest(trace: Trace) -> Trace:
@@ -130,7 +130,7 @@ def run_lines(trace: Trace) -> list[str]:
 def canonical_text(trace: Trace) -> Iterator[str]:
     """The header line, then every event line, a run at a time (each run's lines sorted,
     the runs in ``run_id`` order): the text each run's digest is taken of, in pieces."""
-    yield header_line(trace.events.columns)
+    yield header_line(trace.columns)
     for _runs, texts in _runs_text(trace):
         yield from texts
 

@@ -39,7 +39,7 @@ from contractlang.trace import problems as pb
 from contractlang.trace.model import BAD, Normalised, Trace, bad_flag
 from contractlang.trace.normalise import add_run_key, normalise
 from contractlang.trace.read import read, source_name
-from contractlang.trace.schema import COLUMNS, ROW, RUN_KEY
+from contractlang.trace.schema import COLUMNS, DENSE_COLUMNS, ROW, RUN_KEY, SPARSE_COLUMNS
 from contractlang.trace.validate import validate
 
 #: How far a job's or an invoice's clock may differ from the scheduler's (``--clock-skew``).
@@ -128,7 +128,7 @@ def combine(
         offset += n.events.height if sizes is None else sizes[k]
     bad_columns = tuple(dict.fromkeys(c for n in normals for c in n.bad_columns))
     extras = tuple(
-        dict.fromkeys(c for n in normals for c in n.events.columns if c not in _OWN_COLUMNS)
+        dict.fromkeys(c for n in normals for c in n.sparse.columns if c not in _OWN_COLUMNS)
     )
     flags = [bad_flag(c) for c in bad_columns]
     frames = []
@@ -137,8 +137,11 @@ def combine(
         frames.append(n.events.with_columns(pl.col(ROW) + start, *missing))
     events = pl.concat(frames, how="diagonal_relaxed")
     run_ids = events.get_column("run_id").drop_nulls().unique().sort()
-    extra_names = [c for c in extras if c not in (BAD, *flags)]
-    events = add_run_key(events, run_ids).select(ROW, RUN_KEY, *COLUMNS, *extra_names, BAD, *flags)
+    events = add_run_key(events, run_ids).select(ROW, RUN_KEY, *DENSE_COLUMNS, BAD, *flags)
+    sparse = pl.concat(
+        [n.sparse.with_columns(pl.col(ROW) + s) for n, s in zip(normals, starts, strict=True)],
+        how="diagonal_relaxed",
+    ).select(ROW, *SPARSE_COLUMNS, *extras)
     problems = pl.concat(
         [
             n.problems.with_columns(pl.col("row") + start)
@@ -148,6 +151,7 @@ def combine(
     )
     combined = Normalised(
         events=events,
+        sparse=sparse,
         problems=problems,
         hidden=sum(n.hidden for n in normals),
         warnings=tuple(w for n in normals for w in n.warnings),

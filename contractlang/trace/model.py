@@ -11,7 +11,7 @@ import polars as pl
 
 from contractlang.diagnostics import Diagnostic
 from contractlang.trace.problems import Sources
-from contractlang.trace.schema import TraceSummary
+from contractlang.trace.schema import COLUMNS, ROW, RUN_KEY, TraceSummary
 
 #: Marks a row with a value that could not be normalised (or a missing required value).
 BAD = "_bad"
@@ -23,20 +23,41 @@ def bad_flag(column: str) -> str:
     return f"{BAD}:{column}"
 
 
+def joined(dense: pl.DataFrame, sparse: pl.DataFrame) -> pl.DataFrame:
+    """Every event with every column: the ``dense`` rows with their values of the ``sparse``
+    columns (null on a row that has none there), in the schema's column order, then the
+    extras, then the loader's flags, if any.
+
+    >>> d = pl.DataFrame({"row": [1, 2], "event": ["started", "notice"]})
+    >>> joined(d, pl.DataFrame({"row": [1], "sku": ["H100"]})).rows()
+    [(1, 'started', 'H100'), (2, 'notice', None)]
+    """
+    names = set(dense.columns) | set(sparse.columns)
+    own = [c for c in (ROW, RUN_KEY, *COLUMNS) if c in names]
+    extras = [c for c in sparse.columns if c not in own]
+    flags = [c for c in dense.columns if c not in own]
+    both = dense.join(sparse, on=ROW, how="left", maintain_order="left")
+    return both.select(*own, *extras, *flags)
+
+
 @dataclass(frozen=True)
 class Trace:
     """A loaded, valid trace.
 
-    ``events`` holds one row per input row, in file order, with the columns of
-    :data:`~contractlang.trace.schema.EVENT_DTYPES` (``row`` is the 1-based data row in the
-    file; ``run_key`` an integer standing for ``run_id``, in ``run_id`` order) followed by the
-    extra columns under their own names. ``extras`` names the columns terms can read as
-    ``trace.<column>`` (the extras, plus ``price`` when the input had one). ``index`` holds
-    what validating learnt that deriving the facts needs again (:class:`TraceIndex`); a trace
-    built without one derives the same facts, a little more slowly.
+    The events are held in two frames. ``dense`` has one row per input row, in file order,
+    with the columns of :data:`~contractlang.trace.schema.EVENT_DTYPES` that are not
+    :data:`~contractlang.trace.schema.SPARSE_COLUMNS` (``row`` is the 1-based data row in
+    the file; ``run_key`` an integer standing for ``run_id``, in ``run_id`` order).
+    ``sparse`` has ``row``, the sparse columns and the extra columns under their own names,
+    for the rows with a value in at least one of them, in file order. :attr:`events` joins
+    them. ``extras`` names the columns terms can read as ``trace.<column>`` (the extras, plus
+    ``price`` when the input had one). ``index`` holds what validating learnt that deriving
+    the facts needs again (:class:`TraceIndex`); a trace built without one derives the same
+    facts, a little more slowly.
     """
 
-    events: pl.DataFrame
+    dense: pl.DataFrame
+    sparse: pl.DataFrame
     source: str
     extras: tuple[str, ...]
     warnings: tuple[Diagnostic, ...]
@@ -55,6 +76,17 @@ class Trace:
     sources: Sources | None = None
 
     @property
+    def events(self) -> pl.DataFrame:
+        """Every event with every column (:func:`joined`), made at each call: the
+        evaluation reads ``dense`` and ``sparse`` themselves."""
+        return joined(self.dense, self.sparse)
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns of :attr:`events`, without joining them."""
+        return joined(self.dense.head(0), self.sparse.head(0)).columns
+
+    @property
     def files(self) -> Sources:
         """The files the trace was read from (one, named ``source``, when none were listed)."""
         return self.sources or Sources.of(self.source)
@@ -68,9 +100,10 @@ class Trace:
         """The events as a trace in the design's schema, in file order: the loader's own
         columns (``row``, ``run_key``) left out, the enum columns as text."""
         own = {"row", "run_key"}
-        return self.events.select(
+        events = self.events
+        return events.select(
             pl.col(c).cast(pl.String) if isinstance(t, pl.Enum) else pl.col(c)
-            for c, t in self.events.schema.items()
+            for c, t in events.schema.items()
             if c not in own
         )
 
@@ -99,7 +132,7 @@ class TraceIndex:
     it never ends), and the times of its earliest ``notice`` (``notice_at``) and of its
     earliest own ``requested`` (``own_request``), null when it has none. ``events`` is the
     frame they describe: a trace whose events are another frame (a shard, say) does not use
-    this index.
+    this index (``events`` is the trace's ``dense``).
 
     >>> from contractlang.trace import generate_trace, load_trace
     >>> index = load_trace(generate_trace(2, seed=3)).index
@@ -117,13 +150,16 @@ class Normalised:
     """The output of :func:`normalise`: the events, the first value problems of each kind, and
     the warnings.
 
-    ``events`` has a :data:`BAD` column marking rows with any value problem and, for each column
+    ``events`` holds the dense columns of every row and ``sparse`` the sparse ones and the
+    extras of the rows with a value there, as :class:`Trace` does. ``events`` has a
+    :data:`BAD` column marking rows with any value problem and, for each column
     in ``bad_columns`` (the columns with at least one bad value), a ``bad_flag(column)`` column
     marking the rows whose value there is bad. A bad value is normalised to null; the flags tell
     it from a value that is simply absent, so each rule can leave out only the rows whose values
     it reads."""
 
     events: pl.DataFrame
+    sparse: pl.DataFrame
     problems: pl.LazyFrame
     hidden: int  # value problems found but not in ``problems`` (beyond the limit)
     warnings: tuple[Diagnostic, ...]
@@ -132,3 +168,8 @@ class Normalised:
     bad_columns: tuple[str, ...] = ()
     #: the distinct run ids, sorted (``run_key`` is the position of a row's run here)
     run_ids: pl.Series = field(default_factory=lambda: pl.Series("run_id", [], pl.String))
+
+    @property
+    def full(self) -> pl.DataFrame:
+        """Every row with every column and flag (:func:`joined`), made at each call."""
+        return joined(self.events, self.sparse)

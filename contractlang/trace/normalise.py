@@ -35,6 +35,7 @@ from contractlang.trace.read import read_failure
 from contractlang.trace.schema import (
     CAPACITY_ENUM,
     COLUMNS,
+    DENSE_COLUMNS,
     EVENT_DTYPES,
     EVENT_ENUM,
     MONEY_COLUMNS,
@@ -43,6 +44,7 @@ from contractlang.trace.schema import (
     ROW,
     RUN_KEY,
     SOURCE_ENUM,
+    SPARSE_COLUMNS,
 )
 
 #: The polars engine of the normalising pass (measured faster than ``in-memory`` here).
@@ -212,15 +214,16 @@ def normalise(
     values += [columns[c].norm.alias(c) for c in COLUMNS if c in columns]
     values += [columns[e].norm.alias(e) for e in extras]
     flags = [checks[k].bad.alias(f"_b{k}") for k in first]
+    held = [c for c in (*SPARSE_COLUMNS, *extras) if c in columns]
     try:
-        frame = indexed().select(values + flags).collect(engine=ENGINE)
+        frame, sparse = _split(indexed().select(values + flags), held)
     except pl.exceptions.PolarsError as exc:
         raise read_failure(name, exc, path) from None
-    later = [c for c, conv in columns.items() if conv.blank_later]
-    found_empty = frame.select((pl.col(c).str.len_bytes() == 0).any() for c in later)
-    empty = [c for c in later if found_empty.get_column(c).item()]
-    if empty:
-        frame = frame.with_columns(blank_to_null(pl.col(c)).alias(c) for c in empty)
+    frame = _blank_to_null(frame, columns)
+    missing = [pl.lit(None, EVENT_DTYPES[c]).alias(c) for c in SPARSE_COLUMNS if c not in held]
+    sparse = _blank_to_null(sparse.with_columns(missing), columns).select(
+        ROW, *SPARSE_COLUMNS, *[c for c in extras if c in columns]
+    )
     run_ids = frame.get_column("run_id").drop_nulls().unique().sort()
     suspect = _suspect_columns(frame, run_ids)
     second = [k for k, c in enumerate(checks) if c.column in suspect]
@@ -253,15 +256,16 @@ def normalise(
         *[pl.any_horizontal(fs).alias(bad_flag(c)) for c, fs in by_column.items()],
     ).drop(f"_b{k}" for k in ran)
     # optional schema columns absent from the input are null columns of their type
-    absent = [pl.lit(None, dtype=EVENT_DTYPES[c]).alias(c) for c in COLUMNS if c not in names]
+    absent = [pl.lit(None, dtype=EVENT_DTYPES[c]).alias(c) for c in DENSE_COLUMNS if c not in names]
     if absent:
         frame = frame.with_columns(absent)
     frame = add_run_key(frame, run_ids).select(
-        [ROW, RUN_KEY, *COLUMNS, *extras, BAD, *[bad_flag(c) for c in bad_columns]]
+        [ROW, RUN_KEY, *DENSE_COLUMNS, BAD, *[bad_flag(c) for c in bad_columns]]
     )
     extras_out = tuple(sorted((["price"] if "price" in names else []) + extras))
     return Normalised(
         frame,
+        sparse,
         problem_frames,
         hidden,
         prep.warnings,
@@ -270,6 +274,40 @@ def normalise(
         bad_columns,
         run_ids,
     )
+
+
+def _blank_to_null(frame: pl.DataFrame, columns: dict[str, Column]) -> pl.DataFrame:
+    """``frame`` with the empty text of its text columns as null (a column is tested once,
+    and changed only when it holds an empty value)."""
+    later = [c for c in frame.columns if c in columns and columns[c].blank_later]
+    found_empty = frame.select((pl.col(c).str.len_bytes() == 0).any() for c in later)
+    empty = [c for c in later if found_empty.get_column(c).item()]
+    if empty:
+        frame = frame.with_columns(blank_to_null(pl.col(c)).alias(c) for c in empty)
+    return frame
+
+
+#: Rows normalised at a time: a batch with every column is split at once into the dense
+#: columns and the rows of the sparse ones (:func:`_split`), so all columns of every row are
+#: never held together.
+BATCH_ROWS = 500_000
+
+
+def _split(rows: pl.LazyFrame, held: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The rows ``rows`` computes, a batch at a time: every column but ``held`` (the sparse
+    columns and extras the input has), and ``row`` with ``held`` on the rows with a value in
+    one of them, each in file order."""
+    dense: list[pl.DataFrame] = []
+    sparse: list[pl.DataFrame] = []
+    some = pl.any_horizontal(pl.col(c).is_not_null() for c in held) if held else pl.lit(False)
+    for batch in rows.collect_batches(chunk_size=BATCH_ROWS, engine=ENGINE):
+        dense.append(batch.drop(held))
+        sparse.append(batch.select(ROW, *held).filter(some))
+    if not dense:  # no row at all
+        empty = rows.collect_schema()
+        none = pl.DataFrame(schema=empty)
+        return none.drop(held), none.select(ROW, *held)
+    return pl.concat(dense, rechunk=False), pl.concat(sparse, rechunk=False)
 
 
 #: Columns whose value checks run only when the normalised column may hold a value they flag.

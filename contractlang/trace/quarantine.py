@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from contractlang.trace import problems as pb
-from contractlang.trace.model import BAD, Normalised, Quarantine
+from contractlang.trace.model import BAD, Normalised, Quarantine, joined
 from contractlang.trace.normalise import add_run_key
 from contractlang.trace.schema import ROW, RUN_KEY
 
@@ -30,9 +30,10 @@ def set_aside(
     lone = touched.filter(pl.col("run_id").is_null()).get_column(ROW)
     out = pl.col("run_id").is_in(runs.implode()) | pl.col(ROW).is_in(lone.implode())
     kept = ev.filter(~out)
-    aside = ev.filter(out)
+    aside = joined(ev.filter(out), normal.sparse)
     run_ids = kept.get_column("run_id").drop_nulls().unique().sort()
     kept = add_run_key(kept.drop(RUN_KEY), run_ids).select(ev.columns)
+    sparse = normal.sparse.join(kept.select(ROW), on=ROW, how="semi", maintain_order="left")
     messages = found.with_columns(
         pl.struct("row", "code", "message")
         .map_elements(
@@ -48,18 +49,21 @@ def set_aside(
     quarantine = Quarantine(
         runs=runs.len() + lone.len(), rows=aside.height, problems=problems, frame=frame
     )
-    return _kept(normal, kept, run_ids), quarantine
+    return _kept(normal, kept, sparse, run_ids), quarantine
 
 
 def nothing_aside(normal: Normalised, sources: pb.Sources) -> Quarantine:
     """The quarantine of a trace with no problem: no run, no row."""
     empty = pb.empty().collect().select("row", pl.col("message").alias("problems"))
-    return Quarantine(0, 0, {}, _frame(normal.events.head(0), empty, sources))
+    return Quarantine(0, 0, {}, _frame(normal.full.head(0), empty, sources))
 
 
-def _kept(normal: Normalised, events: pl.DataFrame, run_ids: pl.Series) -> Normalised:
+def _kept(
+    normal: Normalised, events: pl.DataFrame, sparse: pl.DataFrame, run_ids: pl.Series
+) -> Normalised:
     return Normalised(
         events=events,
+        sparse=sparse,
         problems=pb.empty(),
         hidden=0,
         warnings=normal.warnings,

@@ -6,6 +6,7 @@ checkpoint steps that go back (W101)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -39,8 +40,9 @@ def bad(ev: pl.DataFrame, column: str) -> pl.Expr:
 
 
 def _row_rules(ev: pl.DataFrame) -> dict[str, pl.Expr]:
-    """Flags for the rules that need one row only, by name. A bad value is null here, and a
-    null where a rule needs a value flags nothing; a bad `gpus` or `amount` is not a missing
+    """Flags for the rules that need one row only, by name, over the dense columns (and, on
+    invoice lines, ``amount``: :func:`_with_sparse`). A bad value is null here, and a null
+    where a rule needs a value flags nothing; a bad `gpus` or `amount` is not a missing
     one."""
     event = pl.col("event")
     expected = pl.lit(_EXPECTED_SOURCE).gather(event.to_physical())
@@ -61,6 +63,20 @@ def _row_rules(ev: pl.DataFrame) -> dict[str, pl.Expr]:
     return {name: flag.fill_null(False) for name, flag in flags.items()}
 
 
+#: The row rules that read a sparse column: ``price``, on the rows that have one, and
+#: ``amount``, on the invoice lines (whose ``amount`` may be missing).
+_ON_SPARSE = ("_price_negative",)
+_ON_INVOICES = ("_no_amount",)
+
+
+def _with_sparse(ev: pl.DataFrame, sparse: pl.DataFrame, columns: Sequence[str]) -> pl.LazyFrame:
+    """The invoice lines of ``ev`` with their sparse ``columns``."""
+    lines = ev.lazy().filter(pl.col("event").is_in(list(INVOICE_EVENTS)))
+    return lines.join(
+        sparse.lazy().select(ROW, *columns), on=ROW, how="left", maintain_order="left"
+    )
+
+
 def _utc(moment: datetime) -> pl.Expr:
     return pl.lit(moment).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
 
@@ -69,12 +85,21 @@ def _ts_text(expr: pl.Expr) -> pl.Expr:
     return expr.dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ")
 
 
-def row_problems(ev: pl.DataFrame) -> list[pl.LazyFrame]:
-    """The problems of the row rules: one pass counts the rows each rule flags, and only the
-    rules that flag a row are filtered again for their messages (usually none)."""
+def row_problems(ev: pl.DataFrame, sparse: pl.DataFrame) -> list[pl.LazyFrame]:
+    """The problems of the row rules over the dense columns ``ev`` and the ``sparse`` ones:
+    one pass counts the rows each rule flags, and only the rules that flag a row are filtered
+    again for their messages (usually none)."""
     flags = _row_rules(ev)
-    counts = ev.lazy().select(f.sum().alias(n) for n, f in flags.items()).collect(engine=ENGINE)
-    lf = ev.lazy()
+    invoices = _with_sparse(ev, sparse, ["amount"])
+    on_dense = [n for n in flags if n not in (*_ON_SPARSE, *_ON_INVOICES)]
+    frames = {n: ev.lazy() for n in on_dense}
+    frames |= {n: sparse.lazy() for n in _ON_SPARSE} | dict.fromkeys(_ON_INVOICES, invoices)
+    groups = (on_dense, _ON_SPARSE, _ON_INVOICES)
+    counted = pl.collect_all(
+        [frames[g[0]].select(flags[n].sum().alias(n) for n in g) for g in groups],
+        engine=ENGINE,
+    )
+    counts = pl.concat(counted, how="horizontal")
     event = pb.backticked(pl.col("event"))
     messages: dict[str, tuple[str, pl.Expr]] = {
         "_wrong_source": (
@@ -141,15 +166,16 @@ def row_problems(ev: pl.DataFrame) -> list[pl.LazyFrame]:
         ),
     }
     return [
-        pb.problems(lf.filter(flags[n]), code, message)
+        pb.problems(frames[n].filter(flags[n]), code, message)
         for n, (code, message) in messages.items()
         if counts.get_column(n).item()
     ]
 
 
-def row_warnings(ev: pl.DataFrame) -> list[pl.LazyFrame]:
+def row_warnings(ev: pl.DataFrame, sparse: pl.DataFrame) -> list[pl.LazyFrame]:
     """W103 and W105: more GPUs in one allocation than is plausible, a price per GPU-hour
-    higher than is plausible (each with its row)."""
+    higher than is plausible (each with its row); ``ev`` the dense columns, ``sparse`` the
+    sparse ones."""
     lf = ev.lazy()
     gpus = (pl.col("event") == "started") & (pl.col("gpus") > MANY_GPUS)
     price = pl.col("price") > HIGH_PRICE
@@ -165,7 +191,7 @@ def row_warnings(ev: pl.DataFrame) -> list[pl.LazyFrame]:
             help="check the `gpus` column: it counts the GPUs of one allocation",
         ),
         pb.problems(
-            lf.filter(price.fill_null(False)),
+            sparse.lazy().filter(price.fill_null(False)),
             "W105",
             pl.concat_str(
                 pl.lit("`price` value "),
@@ -180,16 +206,18 @@ def row_warnings(ev: pl.DataFrame) -> list[pl.LazyFrame]:
 # --------------------------------------------------------------------------- duplicates
 
 
-def duplicates(good: pl.LazyFrame) -> pl.LazyFrame:
+def duplicates(good: pl.LazyFrame, sparse: pl.DataFrame) -> pl.LazyFrame:
     """T012: rows equal in every column. Candidates share an integer key mixing the time, the
     run and the event (equal rows have equal keys; a few unequal rows may collide), found by
     one sort of the key; only candidates are compared in full, so which unequal rows collide
-    does not change the result.
+    does not change the result. ``good`` are the dense columns of the rows to check,
+    ``sparse`` the sparse columns (of any rows: those of the candidates are joined on).
 
     The key is ordered by time first (:func:`_time_first_key`), so for a trace in time order,
     or nearly so, as logs usually are, it is nearly sorted already and sorts in well under
     half the time."""
-    cols = [c for c in good.collect_schema().names() if c not in (ROW, BAD, RUN_KEY)]
+    names = [*good.collect_schema().names(), *sparse.columns]
+    cols = [c for c in dict.fromkeys(names) if c not in (ROW, BAD, RUN_KEY)]
     span = good.select(  # times as µs since 1970: a time out of range is no Python datetime
         pl.col("ts").dt.epoch("us").min().alias("lo"),
         pl.col("ts").dt.epoch("us").max().alias("hi"),
@@ -208,7 +236,11 @@ def duplicates(good: pl.LazyFrame) -> pl.LazyFrame:
     )
     if rows.is_empty():
         return pb.empty()
-    candidates = good.filter(pl.col(ROW).is_in(rows.implode())).collect(engine=ENGINE)
+    candidates = (
+        good.filter(pl.col(ROW).is_in(rows.implode()))
+        .join(sparse.lazy(), on=ROW, how="left", maintain_order="left")
+        .collect(engine=ENGINE)
+    )
     dups = candidates.with_columns(pl.col(ROW).min().over(cols).alias("_first")).filter(
         pl.col(ROW) != pl.col("_first")
     )

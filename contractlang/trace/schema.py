@@ -106,6 +106,13 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
 )
 COLUMNS: tuple[str, ...] = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 MONEY_COLUMNS: tuple[str, ...] = ("price", "quantity", "amount")
+#: Columns that hold a value on few rows (``started`` rows, invoice lines). A normalised
+#: trace keeps them, and its extras, apart from the other columns and only on the rows where
+#: one of them has a value (:attr:`~contractlang.trace.model.Trace.sparse`): a column of
+#: every row costs 16 bytes a row for text or a decimal, null or not.
+SPARSE_COLUMNS: tuple[str, ...] = ("sku", "zone", "price", "quantity", "amount")
+#: The other columns, kept on every row (:attr:`~contractlang.trace.model.Trace.dense`).
+DENSE_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c not in SPARSE_COLUMNS)
 
 #: Columns the loader adds; a trace may not use these names.
 ROW = "row"

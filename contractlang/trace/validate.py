@@ -154,20 +154,20 @@ def check(
 ) -> Checked:
     """Every rule over ``normal``'s events: the problems and warnings found, not yet judged."""
     ev = normal.events
-    frames: list[pl.LazyFrame] = [normal.problems, *row_problems(ev)]
+    frames: list[pl.LazyFrame] = [normal.problems, *row_problems(ev, normal.sparse)]
     any_bad = bool(normal.bad_columns)
     # rows whose values are all fine (all of them, usually: then no filtered copy is made)
     good = ev.lazy().filter(~pl.col(BAD)) if any_bad else ev.lazy()
 
     findings = allocation_rules(ev.lazy(), open_at, clock_skew)
     frames += [f.drop("alloc_id") for f in findings.problems]
-    frames.append(duplicates(good))
+    frames.append(duplicates(good, normal.sparse))
 
     found = pb.collect(frames, file=sources, limit=max_problems)
     warns = pb.collect(
         [
             rollbacks(ev.lazy(), bad(ev, "valid"), time_ordered(ev)),
-            *row_warnings(ev),
+            *row_warnings(ev, normal.sparse),
             *findings.warnings,
         ],
         file=sources,
@@ -285,7 +285,8 @@ def finish(
         events,
     )
     return Trace(
-        events=events,
+        dense=events,
+        sparse=normal.sparse,
         source=sources.label,
         extras=normal.extras,
         warnings=tuple(warnings),
