@@ -83,3 +83,38 @@ def test_batches_of_any_size_give_the_same_frames(
     cut = load_trace(frame)
     assert cut.dense.equals(whole.dense)
     assert cut.sparse.equals(whole.sparse)
+
+
+def _one_run(run: str, hour: int) -> dict[str, list[object]]:
+    return {
+        "run_id": [run, run],
+        "alloc_id": [f"{run}-a", f"{run}-a"],
+        "ts": [_ts(hour), _ts(hour + 1)],
+        "source": ["scheduler", "scheduler"],
+        "event": ["started", "released"],
+        "gpus": [8, None],
+    }
+
+
+def test_run_ids_are_held_as_keys_into_the_sorted_ids_of_every_file(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    # first file: runs r2 then r1; second: r3 then r1 (r1's rows in both files)
+    pl.concat([pl.DataFrame(_one_run("r2", 0)), pl.DataFrame(_one_run("r1", 2))]).write_csv(first)
+    pl.concat([pl.DataFrame(_one_run("r3", 4)), pl.DataFrame(_one_run("r1x", 6))]).with_columns(
+        pl.col("run_id").str.replace("r1x", "r1")
+    ).with_columns(pl.col("alloc_id").str.replace("r1x", "r1b")).write_csv(second)
+    trace = load_trace([first, second])
+    assert "run_id" not in trace.dense.columns
+    assert trace.run_ids.to_list() == ["r1", "r2", "r3"]
+    # each row's key is its run's position in the sorted ids of both files together
+    assert trace.dense.get_column(RUN_KEY).to_list() == [1, 1, 0, 0, 2, 2, 0, 0]
+    assert trace.events.get_column("run_id").to_list() == [
+        "r2",
+        "r2",
+        "r1",
+        "r1",
+        "r3",
+        "r3",
+        "r1",
+        "r1",
+    ]

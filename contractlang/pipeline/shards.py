@@ -140,7 +140,7 @@ def run_shard(task: ShardTask) -> ShardResult:
     loaded = replace(loaded, trace=None)  # the events are let go with this function's frame
     if trace is None or task.check_only:
         return ShardResult(loaded)
-    schema = joined(trace.dense.head(0), trace.sparse.head(0))
+    schema = joined(trace.dense.head(0), trace.sparse.head(0), trace.run_ids)
     digests = tuple(run_lines(trace)) if task.digest else ()
     allocations, runs = derive_facts(trace).collect()
     del trace

@@ -12,7 +12,7 @@ import polars as pl
 from contractlang.diagnostics import Diagnostic, Span, error
 from contractlang.errors import ContractlangError
 from contractlang.reconcile.model import SetAside
-from contractlang.trace.model import Trace
+from contractlang.trace.model import Trace, run_id_of
 from contractlang.trace.schema import ROW
 from contractlang.trace.sums import exact_column_total
 
@@ -40,7 +40,7 @@ def invoice_lines(trace: Trace) -> pl.DataFrame:
     lines = trace.dense.filter(pl.col("source") == "invoice")
     return lines.join(sparse, on=ROW, how="left", maintain_order="left").select(
         pl.col(ROW),
-        pl.col("run_id"),
+        run_id_of(trace.run_ids),
         pl.col("alloc_id"),
         pl.col("ts"),
         pl.col("event").cast(pl.String),

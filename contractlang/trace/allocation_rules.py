@@ -17,6 +17,7 @@ import polars as pl
 from contractlang.lang.numbers import MICROS_PER_HOUR, gpu_hours, plain
 from contractlang.trace import problems as pb
 from contractlang.trace.limits import LONG_ALLOCATION, MAX_GPU_US
+from contractlang.trace.model import run_id_of
 from contractlang.trace.row_rules import ENGINE
 from contractlang.trace.schema import (
     END_EVENTS,
@@ -48,7 +49,11 @@ class Findings:
 
 
 def allocation_rules(
-    events: pl.LazyFrame, open_at: datetime | None, clock_skew: timedelta = timedelta(0)
+    events: pl.LazyFrame,
+    open_at: datetime | None,
+    clock_skew: timedelta = timedelta(0),
+    *,
+    run_ids: pl.Series,
 ) -> Findings:
     """The allocation rules (T007–T010, T013, T014, T016, T020) and warning W104.
 
@@ -60,9 +65,10 @@ def allocation_rules(
     the problem frames (each with an ``alloc_id`` column) and the warning frames.
 
     Rows with bad values take part: a null (bad) `event`, `ts` or `run_id` is left out of
-    whatever reads it (see the module's docstring)."""
+    whatever reads it (see the module's docstring). ``run_ids`` give the text of each
+    ``run_key`` (its position there) for messages."""
     rows = events.filter(pl.col("alloc_id").is_not_null()).select(
-        ROW, RUN_KEY, "run_id", "alloc_id", "ts", "event", "gpus"
+        ROW, RUN_KEY, "alloc_id", "ts", "event", "gpus"
     )
     event, ts = pl.col("event"), pl.col("ts")
 
@@ -131,6 +137,7 @@ def allocation_rules(
     if flagged.is_empty():
         return Findings(summary, too_wide, too_long, _NO_CLAMP)
     detail = rows.join(flagged.lazy(), on="alloc_id", how="semi").collect(engine=ENGINE)
+    detail = detail.with_columns(run_id_of(run_ids))
     problems, clamped = _allocation_details(detail, open_at, clock_skew)
     return Findings(summary, [*problems, *too_wide], too_long, clamped)
 

@@ -38,7 +38,7 @@ import polars as pl
 from contractlang.lang.facts import TRACE_PREFIX
 from contractlang.lang.frames import ALLOCATION_SCHEMA, RUN_SCHEMA
 from contractlang.trace.asof import POSITION, Keys, utc
-from contractlang.trace.model import Trace, TraceIndex
+from contractlang.trace.model import Trace, TraceIndex, run_id_of
 from contractlang.trace.schema import END_EVENTS, ROW, RUN_KEY
 
 ZERO = pl.duration(microseconds=0, time_unit="us")
@@ -93,7 +93,7 @@ def derive_facts(trace: Trace) -> Facts:
         "alloc_id",
         pl.col("ts").alias("start"),
         "gpus",
-        "run_id",
+        run_id_of(trace.run_ids),
         "sku",
         "zone",
         pl.col("capacity").cast(pl.String),
@@ -187,9 +187,9 @@ def derive_facts(trace: Trace) -> Facts:
     )
     return Facts(
         allocations.drop(RUN_KEY),
-        _runs(ev, allocations, found),
+        _runs(ev, allocations, trace.run_ids),
         keyed=allocations,
-        runs_of=lambda keyed: _runs(ev, keyed, found),
+        runs_of=lambda keyed: _runs(ev, keyed, trace.run_ids),
     )
 
 
@@ -255,17 +255,12 @@ def _per_allocation(
     return starts.join(per_allocation, on="alloc_id", how="left")
 
 
-def _runs(ev: pl.LazyFrame, allocations: pl.LazyFrame, index: TraceIndex | None) -> pl.LazyFrame:
+def _runs(ev: pl.LazyFrame, allocations: pl.LazyFrame, ids: pl.Series) -> pl.LazyFrame:
     event = pl.col("event")
-    if index is None:
-        run_ids = ev.select(RUN_KEY, "run_id").filter(pl.col(RUN_KEY).is_first_distinct())
-    else:  # run keys are positions in the sorted run ids
-        run_ids = pl.LazyFrame(
-            {
-                RUN_KEY: pl.arange(0, index.run_ids.len(), dtype=pl.UInt32, eager=True),
-                "run_id": index.run_ids,
-            }
-        )
+    # run keys are positions in the sorted run ids
+    run_ids = pl.LazyFrame(
+        {RUN_KEY: pl.arange(0, ids.len(), dtype=pl.UInt32, eager=True), "run_id": ids}
+    )
     verdicts = (
         ev.filter(event.is_in(["accepted", "requested"]))
         .group_by(RUN_KEY)

@@ -37,7 +37,7 @@ from contractlang.diagnostics import NO_SPAN, Diagnostic, error
 from contractlang.errors import ContractlangError
 from contractlang.trace import problems as pb
 from contractlang.trace.model import BAD, Normalised, Trace, bad_flag
-from contractlang.trace.normalise import add_run_key, normalise
+from contractlang.trace.normalise import normalise, rekeyed
 from contractlang.trace.read import read, source_name
 from contractlang.trace.schema import COLUMNS, DENSE_COLUMNS, ROW, RUN_KEY, SPARSE_COLUMNS
 from contractlang.trace.validate import validate
@@ -135,9 +135,11 @@ def combine(
     for n, start in zip(normals, starts, strict=True):
         missing = [pl.lit(False).alias(f) for f in flags if f not in n.events.columns]
         frames.append(n.events.with_columns(pl.col(ROW) + start, *missing))
-    events = pl.concat(frames, how="diagonal_relaxed")
-    run_ids = events.get_column("run_id").drop_nulls().unique().sort()
-    events = add_run_key(events, run_ids).select(ROW, RUN_KEY, *DENSE_COLUMNS, BAD, *flags)
+    run_ids = pl.concat([n.run_ids for n in normals]).unique().sort()
+    keyed = [rekeyed(f, n.run_ids, run_ids) for f, n in zip(frames, normals, strict=True)]
+    events = pl.concat(keyed, how="diagonal_relaxed").select(
+        ROW, RUN_KEY, *DENSE_COLUMNS, BAD, *flags
+    )
     sparse = pl.concat(
         [n.sparse.with_columns(pl.col(ROW) + s) for n, s in zip(normals, starts, strict=True)],
         how="diagonal_relaxed",

@@ -23,15 +23,24 @@ def bad_flag(column: str) -> str:
     return f"{BAD}:{column}"
 
 
-def joined(dense: pl.DataFrame, sparse: pl.DataFrame) -> pl.DataFrame:
-    """Every event with every column: the ``dense`` rows with their values of the ``sparse``
-    columns (null on a row that has none there), in the schema's column order, then the
-    extras, then the loader's flags, if any.
+def run_id_of(run_ids: pl.Series) -> pl.Expr:
+    """A row's ``run_id`` text from its ``run_key`` (its position in ``run_ids``)."""
+    return pl.lit(run_ids).gather(pl.col(RUN_KEY)).alias("run_id")
 
-    >>> d = pl.DataFrame({"row": [1, 2], "event": ["started", "notice"]})
-    >>> joined(d, pl.DataFrame({"row": [1], "sku": ["H100"]})).rows()
-    [(1, 'started', 'H100'), (2, 'notice', None)]
+
+def joined(dense: pl.DataFrame, sparse: pl.DataFrame, run_ids: pl.Series) -> pl.DataFrame:
+    """Every event with every column: the ``dense`` rows with their ``run_id`` (from their
+    ``run_key`` and ``run_ids``, if ``dense`` has no ``run_id``) and their values of the
+    ``sparse`` columns (null on a row that has none there), in the schema's column order,
+    then the extras, then the loader's flags, if any.
+
+    >>> d = pl.DataFrame({"row": [1, 2], "run_key": [0, 0], "event": ["started", "notice"]})
+    >>> s = pl.DataFrame({"row": [1], "sku": ["H100"]})
+    >>> joined(d, s, pl.Series(["r1"])).rows()
+    [(1, 0, 'r1', 'started', 'H100'), (2, 0, 'r1', 'notice', None)]
     """
+    if "run_id" not in dense.columns and RUN_KEY in dense.columns:
+        dense = dense.with_columns(run_id_of(run_ids))
     names = set(dense.columns) | set(sparse.columns)
     own = [c for c in (ROW, RUN_KEY, *COLUMNS) if c in names]
     extras = [c for c in sparse.columns if c not in own]
@@ -47,7 +56,7 @@ class Trace:
     The events are held in two frames. ``dense`` has one row per input row, in file order,
     with the columns of :data:`~contractlang.trace.schema.EVENT_DTYPES` that are not
     :data:`~contractlang.trace.schema.SPARSE_COLUMNS` (``row`` is the 1-based data row in
-    the file; ``run_key`` an integer standing for ``run_id``, in ``run_id`` order).
+    the file), ``run_id`` held as ``run_key``: its position in ``run_ids``.
     ``sparse`` has ``row``, the sparse columns and the extra columns under their own names,
     for the rows with a value in at least one of them, in file order. :attr:`events` joins
     them. ``extras`` names the columns terms can read as ``trace.<column>`` (the extras, plus
@@ -74,17 +83,19 @@ class Trace:
     let_go: bool = False
     #: the files the trace was read from, and where each one's rows begin in ``row``
     sources: Sources | None = None
+    #: the trace's distinct run ids, sorted: a row's ``run_key`` is its run's position here
+    run_ids: pl.Series = field(default_factory=lambda: pl.Series("run_id", [], pl.String))
 
     @property
     def events(self) -> pl.DataFrame:
         """Every event with every column (:func:`joined`), made at each call: the
         evaluation reads ``dense`` and ``sparse`` themselves."""
-        return joined(self.dense, self.sparse)
+        return joined(self.dense, self.sparse, self.run_ids)
 
     @property
     def columns(self) -> list[str]:
         """The columns of :attr:`events`, without joining them."""
-        return joined(self.dense.head(0), self.sparse.head(0)).columns
+        return joined(self.dense.head(0), self.sparse.head(0), self.run_ids).columns
 
     @property
     def files(self) -> Sources:
@@ -172,4 +183,4 @@ class Normalised:
     @property
     def full(self) -> pl.DataFrame:
         """Every row with every column and flag (:func:`joined`), made at each call."""
-        return joined(self.events, self.sparse)
+        return joined(self.events, self.sparse, self.run_ids)

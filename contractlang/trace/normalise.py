@@ -261,7 +261,7 @@ def normalise(
         frame = frame.with_columns(absent)
     frame = add_run_key(frame, run_ids).select(
         [ROW, RUN_KEY, *DENSE_COLUMNS, BAD, *[bad_flag(c) for c in bad_columns]]
-    )
+    )  # `run_id` is held as its `run_key`
     extras_out = tuple(sorted((["price"] if "price" in names else []) + extras))
     return Normalised(
         frame,
@@ -384,6 +384,15 @@ def _value_problems(
             )
         )
     return pl.concat(frames), hidden
+
+
+def rekeyed(frame: pl.DataFrame, keys: pl.Series, run_ids: pl.Series) -> pl.DataFrame:
+    """``frame`` with its ``run_key``, positions in the sorted run ids ``keys``, as positions
+    in ``run_ids`` (sorted, holding every key's run id): a null stays null."""
+    if keys.is_empty():
+        return frame
+    at = run_ids.search_sorted(keys).cast(pl.UInt32)
+    return frame.with_columns(pl.lit(at).gather(pl.col(RUN_KEY)).alias(RUN_KEY))
 
 
 def add_run_key(frame: pl.DataFrame, runs: pl.Series) -> pl.DataFrame:

@@ -8,11 +8,12 @@ A row with no ``run_id`` cannot take its run with it: it is set aside alone.
 
 from __future__ import annotations
 
+from typing import cast
+
 import polars as pl
 
 from contractlang.trace import problems as pb
 from contractlang.trace.model import BAD, Normalised, Quarantine, joined
-from contractlang.trace.normalise import add_run_key
 from contractlang.trace.schema import ROW, RUN_KEY
 
 
@@ -26,13 +27,14 @@ def set_aside(
     problem_rows = found.filter(pl.col("row") > 0).get_column("row")
     bad_rows = pl.concat([problem_rows, ev.filter(pl.col(BAD)).get_column(ROW).cast(pl.Int64)])
     touched = ev.filter(pl.col(ROW).is_in(bad_rows.implode()))
-    runs = touched.get_column("run_id").drop_nulls().unique()
-    lone = touched.filter(pl.col("run_id").is_null()).get_column(ROW)
-    out = pl.col("run_id").is_in(runs.implode()) | pl.col(ROW).is_in(lone.implode())
+    runs = touched.get_column(RUN_KEY).drop_nulls().unique()
+    lone = touched.filter(pl.col(RUN_KEY).is_null()).get_column(ROW)
+    out = pl.col(RUN_KEY).is_in(runs.implode()) | pl.col(ROW).is_in(lone.implode())
     kept = ev.filter(~out)
-    aside = joined(ev.filter(out), normal.sparse)
-    run_ids = kept.get_column("run_id").drop_nulls().unique().sort()
-    kept = add_run_key(kept.drop(RUN_KEY), run_ids).select(ev.columns)
+    aside = joined(ev.filter(out), normal.sparse, normal.run_ids)
+    keys = kept.get_column(RUN_KEY).drop_nulls().unique().sort()
+    run_ids = normal.run_ids.gather(keys)
+    kept = _rekey(kept, keys)
     sparse = normal.sparse.join(kept.select(ROW), on=ROW, how="semi", maintain_order="left")
     messages = found.with_columns(
         pl.struct("row", "code", "message")
@@ -72,6 +74,17 @@ def _kept(
         bad_columns=normal.bad_columns,
         run_ids=run_ids,
     )
+
+
+def _rekey(kept: pl.DataFrame, keys: pl.Series) -> pl.DataFrame:
+    """``kept`` with its run keys, ``keys`` (sorted, distinct), as their positions there."""
+    if keys.is_empty():
+        return kept
+    top = cast("int", keys.max())
+    at = pl.Series(range(top + 1), dtype=pl.UInt32).scatter(
+        keys, pl.Series(range(keys.len()), dtype=pl.UInt32)
+    )
+    return kept.with_columns(pl.lit(at).gather(pl.col(RUN_KEY)).alias(RUN_KEY))
 
 
 def _frame(aside: pl.DataFrame, per_row: pl.DataFrame, sources: pb.Sources) -> pl.DataFrame:

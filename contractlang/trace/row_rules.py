@@ -217,7 +217,8 @@ def duplicates(good: pl.LazyFrame, sparse: pl.DataFrame) -> pl.LazyFrame:
     or nearly so, as logs usually are, it is nearly sorted already and sorts in well under
     half the time."""
     names = [*good.collect_schema().names(), *sparse.columns]
-    cols = [c for c in dict.fromkeys(names) if c not in (ROW, BAD, RUN_KEY)]
+    # (`run_key` stands for `run_id`: one for each, null for none)
+    cols = [c for c in dict.fromkeys(names) if c not in (ROW, BAD)]
     span = good.select(  # times as µs since 1970: a time out of range is no Python datetime
         pl.col("ts").dt.epoch("us").min().alias("lo"),
         pl.col("ts").dt.epoch("us").max().alias("hi"),

@@ -111,8 +111,12 @@ MONEY_COLUMNS: tuple[str, ...] = ("price", "quantity", "amount")
 #: one of them has a value (:attr:`~contractlang.trace.model.Trace.sparse`): a column of
 #: every row costs 16 bytes a row for text or a decimal, null or not.
 SPARSE_COLUMNS: tuple[str, ...] = ("sku", "zone", "price", "quantity", "amount")
-#: The other columns, kept on every row (:attr:`~contractlang.trace.model.Trace.dense`).
-DENSE_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c not in SPARSE_COLUMNS)
+#: The other columns, kept on every row (:attr:`~contractlang.trace.model.Trace.dense`),
+#: but for ``run_id``: the dense frame holds ``run_key``, its position among the trace's
+#: sorted run ids (:attr:`~contractlang.trace.model.Trace.run_ids`), not its text.
+DENSE_COLUMNS: tuple[str, ...] = tuple(
+    c for c in COLUMNS if c not in SPARSE_COLUMNS and c != "run_id"
+)
 
 #: Columns the loader adds; a trace may not use these names.
 ROW = "row"

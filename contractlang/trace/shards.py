@@ -228,7 +228,7 @@ def load_shard(
     trace = parts = None
     if not checked.total:
         trace = finish(checked, sources, [], 0, open_at)
-        parts = summary_parts(trace.events, checked.findings.summary, open_at)
+        parts = summary_parts(trace.dense, checked.findings.summary, open_at)
     return LoadedShard(
         shard,
         report(checked),

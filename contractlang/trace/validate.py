@@ -159,7 +159,7 @@ def check(
     # rows whose values are all fine (all of them, usually: then no filtered copy is made)
     good = ev.lazy().filter(~pl.col(BAD)) if any_bad else ev.lazy()
 
-    findings = allocation_rules(ev.lazy(), open_at, clock_skew)
+    findings = allocation_rules(ev.lazy(), open_at, clock_skew, run_ids=normal.run_ids)
     frames += [f.drop("alloc_id") for f in findings.problems]
     frames.append(duplicates(good, normal.sparse))
 
@@ -295,6 +295,7 @@ def finish(
         columns_read=normal.columns_read,
         index=index,
         sources=sources,
+        run_ids=normal.run_ids,
     )
 
 
