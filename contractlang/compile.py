@@ -422,12 +422,33 @@ def apply_factor(v: Val, scale: int) -> pl.Expr:
         # would change which way a half goes)
         x = x if n == 1 else x * _integer(n)
         return (x.cast(dec(max(scale, places))) / _integer(d)).cast(dec(scale))
+    if n != 1 and d * n * 10**places >= 10**38 and d * n * 10 ** (scale - places) < 10**38:
+        return _on_digits(x, places, n, d, scale)
     more = scale - places
     magnitude = x.abs()
     whole, rest = magnitude // _integer(d), magnitude % _integer(d)
     if n != 1:
         whole, rest = whole * _integer(n), rest * _integer(n)
     value = whole.cast(dec(scale)) + _places_more(rest, places, more) / _integer(d, more)
+    return pl.when(x < 0).then(-value).otherwise(value)
+
+
+def _on_digits(x: pl.Expr, places: int, n: int, d: int, scale: int) -> pl.Expr:
+    """:func:`apply_factor` where ``r·n`` at ``places`` places would pass 38 digits (a rest
+    below a long ``d`` at 20 places, times the numerator of ``× 2.123457``): the same split
+    done on the digits ``X`` of ``|x|``, as integers, with ``n`` taking the places the value
+    gains — ``X·n/d = w·n + q + rem/d`` with ``X = w·d + r`` and ``r·n = q·d + rem`` — and the
+    half-even rounding of the whole value decided from ``rem`` and the parity of the rest, so
+    no intermediate passes the value's digits, ``d·n`` or ``2d``."""
+    n *= 10 ** (scale - places)
+    digits = _places_more(x.abs(), places, -places)
+    big_d, big_n, one, two = _integer(d), _integer(n), _integer(1), _integer(2)
+    whole, rest = digits // big_d, digits % big_d
+    part = rest * big_n
+    below = whole * big_n + part // big_d
+    twice = (part % big_d) * two
+    up = (twice > big_d) | ((twice == big_d) & (below % two == one))
+    value = _places_more(pl.when(up).then(below + one).otherwise(below), 0, scale)
     return pl.when(x < 0).then(-value).otherwise(value)
 
 

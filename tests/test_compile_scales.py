@@ -420,3 +420,25 @@ def test_a_product_held_far_larger_than_its_value() -> None:
     want = (Fraction(432_000) + Fraction(43_200) / Fraction("3.333333")) * 7 * 7_200_000
     assert got == [-D(half_away(want)) / 100]
     assert got == [D("-22425984065318.41")]
+
+
+def test_a_fine_constant_times_a_sum_with_a_price_of_18_places() -> None:
+    # trace.price (18 places) per gpu_hour × gpu_time less charge is held at 20 places with the
+    # factor 1/(3.6 × 10^7); × 2.123457 makes the factor 2,123,457/(3.6 × 10^13), and the rest
+    # below that denominator, at 20 places, times the numerator passed 38 digits when the
+    # credit left the compiler; the split is now done on the digits as integers (main: E405)
+    events = [started("r1", "a1", 0, gpus=10_000, price="53.34"), released("r1", "a1", 43_200)]
+    spot = """\
+contract "c" {
+  currency USD
+  rate 3 USD per gpu_hour
+  credit "c" 2.123457 * (trace.price per gpu_hour * gpu_time - charge) when true
+}
+"""
+    c = contract_result(spot, events)
+    # 53.34 × 7,200,000 GPU-hours = 384,048,000; less 21,600,000 = 362,448,000; × 2.123457
+    # = 769,642,742.736 → 769,642,742.74
+    assert credits(c) == [D("-769642742.74")]
+    assert half_away((Fraction("53.34") * 7_200_000 - 21_600_000) * Fraction("2.123457")) == (
+        76_964_274_274
+    )
