@@ -45,7 +45,7 @@ def check_command(
     """
     if STDIN in files and len(files) > 1:
         raise usage_error("`-` (standard input) cannot be combined with other files")
-    checked = check_paths(spot_paths(files), stdin=sys.stdin.buffer.read)
+    checked = check_paths(spot_paths(files), stdin=sys.stdin.buffer)
     print_diagnostics(checked.diagnostics, checked.sources, fmt)
     if checked.diagnostics and fmt is OutputFormat.text:
         err.print("")

@@ -29,9 +29,9 @@ import typer
 from contractlang.cli.common import err, exit_with, guarded, out, print_diagnostics, write_stdout
 from contractlang.cli.files import write_file
 from contractlang.cli.inputs import STDIN, spot_paths, usage_error
-from contractlang.diagnostics import NO_SPAN, Source, error
+from contractlang.diagnostics import Diagnostic, Source
 from contractlang.errors import ExitCode
-from contractlang.pipeline.parsing import FormatResult, format_source
+from contractlang.pipeline.parsing import FormatResult, format_source, read_spot
 
 
 class Outcome(Enum):
@@ -88,12 +88,9 @@ def fmt_command(
 def _format_one(path: str, *, check: bool) -> Outcome:
     """Format one file (rewrite it, or with ``check`` only report it)."""
     name = "<stdin>" if path == STDIN else path
-    try:
-        data = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
-    except OSError as exc:
-        reason = (exc.strerror or str(exc)).lower()
-        diag = error("E013", f"cannot read `{name}`: {reason}", NO_SPAN, file=name)
-        print_diagnostics([diag], {})
+    data = read_spot(name, sys.stdin.buffer) if path == STDIN else read_spot(path)
+    if isinstance(data, Diagnostic):
+        print_diagnostics([data], {})
         return Outcome.BAD
     result = format_source(data, name)
     if result.text is None:

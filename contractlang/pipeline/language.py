@@ -15,9 +15,10 @@ ever sees terms with an error in them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from contractlang.check import check
 from contractlang.diagnostics import Diagnostic, Source, has_errors, sort_key
@@ -31,6 +32,7 @@ from contractlang.pipeline.parsing import (
     gc_paused,
     parse,
     parse_path,
+    parse_stream,
 )
 
 __all__ = [
@@ -62,14 +64,12 @@ class CheckedFiles:
         return not has_errors(self.diagnostics)
 
 
-def check_paths(
-    paths: Sequence[str | Path], *, stdin: Callable[[], bytes] | None = None
-) -> CheckedFiles:
+def check_paths(paths: Sequence[str | Path], *, stdin: BinaryIO | None = None) -> CheckedFiles:
     """Parse and check ``paths`` together; never raises for bad input. With ``stdin``, the
-    path ``-`` is the text it returns, named ``<stdin>``."""
+    path ``-`` is the text read from it, named ``<stdin>``."""
     return _check_results(
         [
-            parse(stdin(), "<stdin>") if stdin is not None and str(p) == "-" else parse_path(p)
+            parse_stream("<stdin>", stdin) if stdin is not None and str(p) == "-" else parse_path(p)
             for p in paths
         ]
     )

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, error
 from contractlang.lang.ast import Comment, SpotFile
@@ -67,16 +68,48 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def parse_path(path: str | Path) -> ParseResult:
-    """Read and parse a file. A missing or unreadable file is an ``E013`` diagnostic."""
+#: The largest terms file read (64 MiB: a thousand times a large contract, and bounded, so
+#: that `check /dev/zero` stops rather than reading until memory runs out).
+MAX_SPOT_BYTES = 64 << 20
+
+
+def read_spot(path: str | Path, stream: BinaryIO | None = None) -> bytes | Diagnostic:
+    """The bytes of a terms file (or of ``stream``, named ``path``), at most
+    :data:`MAX_SPOT_BYTES`; ``E013`` when it cannot be read or is larger."""
     name = str(path)
     try:
-        data = Path(path).read_bytes()
+        if stream is not None:
+            data = stream.read(MAX_SPOT_BYTES + 1)
+        else:
+            with Path(path).open("rb") as fh:
+                data = fh.read(MAX_SPOT_BYTES + 1)
     except OSError as exc:
         reason = (exc.strerror or str(exc)).lower()
-        diag = error("E013", f"cannot read `{name}`: {reason}", NO_SPAN, file=name)
-        return ParseResult(None, (diag,), Source(name, ""))
-    return parse(data, name)
+        return error("E013", f"cannot read `{name}`: {reason}", NO_SPAN, file=name)
+    if len(data) > MAX_SPOT_BYTES:
+        return error(
+            "E013",
+            f"cannot read `{name}`: it is larger than {MAX_SPOT_BYTES >> 20} MiB "
+            f"({MAX_SPOT_BYTES:,} bytes), the most read of a terms file",
+            NO_SPAN,
+            file=name,
+            help="split the contracts into several files",
+        )
+    return data
+
+
+def parse_path(path: str | Path) -> ParseResult:
+    """Read and parse a file. A missing, unreadable or too large file is an ``E013``
+    diagnostic (:func:`read_spot`)."""
+    return parse_stream(path)
+
+
+def parse_stream(path: str | Path, stream: BinaryIO | None = None) -> ParseResult:
+    """Read and parse ``stream`` (named ``path``), or the file ``path``: :func:`read_spot`."""
+    data = read_spot(path, stream)
+    if isinstance(data, Diagnostic):
+        return ParseResult(None, (data,), Source(str(path), ""))
+    return parse(data, str(path))
 
 
 # --------------------------------------------------------------------------- formatting
