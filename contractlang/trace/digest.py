@@ -54,8 +54,8 @@ from typing import Any
 import polars as pl
 
 from contractlang.errors import InternalError
-from contractlang.trace.model import Trace
-from contractlang.trace.schema import COLUMNS
+from contractlang.trace.model import Trace, run_id_of
+from contractlang.trace.schema import COLUMNS, ROW
 
 __all__ = ["canonical_text", "digest_of", "header_line", "run_lines", "trace_digest"]
 
@@ -143,9 +143,15 @@ def _order(columns: Sequence[str]) -> list[str]:
 @dataclass(frozen=True)
 class _Groups:
     """The events in run order (``order``), cut into groups of whole runs (``cuts``), with
-    the expressions that write a group's event lines and run ids."""
+    the expressions that write a group's event lines and run ids. A group's rows are taken
+    from the trace's dense frame, with their sparse values (row ``at`` of ``sparse``, none
+    when null) and their ``run_id`` text (from ``run_ids``) beside them: the trace's events
+    are never joined whole."""
 
-    events: pl.DataFrame
+    dense: pl.DataFrame
+    sparse: pl.DataFrame
+    at: pl.Series
+    run_ids: pl.Series
     order: pl.Series
     cuts: list[tuple[int, int]]
     encoded: list[pl.Expr]
@@ -154,7 +160,12 @@ class _Groups:
     def text(self, start: int, stop: int) -> tuple[list[str], list[str]]:
         """The group ``[start, stop)``: each run's ``run_id`` text and its sorted event
         lines, each ended by a line feed."""
-        part = self.events[self.order[start:stop]]
+        rows = self.order[start:stop]
+        part = self.dense[rows]
+        side = self.sparse.select(pl.all().gather(self.at.gather(rows))).drop(ROW)
+        part = pl.concat([part, side], how="horizontal")
+        if "run_id" not in part.columns:
+            part = part.with_columns(run_id_of(self.run_ids))
         lines = part.select(
             pl.concat_str(self.encoded, separator="\t").alias("line"), self.run_text.alias("run")
         ).sort("line")  # a run's lines share its prefix: sorted, each run's are together
@@ -167,19 +178,31 @@ class _Groups:
 def _groups(trace: Trace) -> _Groups | None:
     """The groups of whole runs of at most :data:`SLICE_ROWS` events (or one run); None for
     a trace without events."""
-    events = trace.events
-    if events.height == 0:
+    dense, sparse = trace.dense, trace.sparse
+    if dense.height == 0:
         return None
-    key = pl.col("run_key") if "run_key" in events.columns else pl.col("run_id").rank("dense")
-    keys = events.select(key.fill_null(-1).alias("k")).get_column("k")
+    key = pl.col("run_key") if "run_key" in dense.columns else pl.col("run_id").rank("dense")
+    keys = dense.select(key.fill_null(-1).alias("k")).get_column("k")
     sizes = keys.value_counts(sort=False).sort("k").get_column("count").to_list()
     bounds = [0, *_cuts(sizes)]
+    # each dense row's position among the sparse rows (null: it has no sparse value)
+    positions = sparse.select(ROW, pl.int_range(pl.len(), dtype=pl.UInt32).alias("_at"))
+    at = dense.select(ROW).join(positions, on=ROW, how="left", maintain_order="left")
+    run_id = (
+        dense.get_column("run_id") if "run_id" in dense.columns else trace.run_ids.rename("run_id")
+    )
+    values = {c: dense.get_column(c) for c in dense.columns}
+    values |= {c: sparse.get_column(c) for c in sparse.columns if c != ROW}
+    values["run_id"] = run_id
     return _Groups(
-        events,
+        dense,
+        sparse,
+        at.get_column("_at"),
+        trace.run_ids,
         keys.arg_sort(),
         list(pairwise(bounds)),
-        [_encode(events.get_column(c)) for c in _order(events.columns)],
-        _encode(events.get_column("run_id")),
+        [_encode(values[c]) for c in _order(trace.columns)],
+        _encode(run_id),
     )
 
 
