@@ -30,7 +30,9 @@ null. ``x / 0`` is none; scalar ``min``/``max`` with a none argument are none.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
@@ -391,6 +393,29 @@ def to_money(v: Val, scale: int = MONEY_SCALE) -> pl.Expr:
     return apply_factor(v, scale)
 
 
+#: Whether :func:`apply_factor` computes ``x·n/d`` at once (the quick way): exact, with the
+#: same one rounding, wherever ``x·n`` at ``scale`` places fits 38 digits; a row where it
+#: does not fails loudly (an overflow, E405), and the evaluation is done again the careful way
+#: (:func:`careful`; ``evaluate.trace_checks.exact_on_overflow``), which needs no intermediate
+#: wider than the value. The quick way costs a third of the careful one (bench_evaluate).
+_QUICK: ContextVar[bool] = ContextVar("contractlang_quick", default=True)
+
+
+def quick() -> bool:
+    """Whether expressions compiled now take the quick way (:data:`_QUICK`)."""
+    return _QUICK.get()
+
+
+@contextmanager
+def careful() -> Iterator[None]:
+    """Expressions compiled inside take the careful way (:data:`_QUICK`)."""
+    token = _QUICK.set(False)
+    try:
+        yield
+    finally:
+        _QUICK.reset(token)
+
+
 def apply_factor(v: Val, scale: int) -> pl.Expr:
     """``v``'s value in base units as ``Decimal(38, scale)``: the runtime value times the
     factor ``n/d``, rounded once, half to even (as polars divides decimals).
@@ -422,6 +447,9 @@ def apply_factor(v: Val, scale: int) -> pl.Expr:
         # would change which way a half goes)
         x = x if n == 1 else x * _integer(n)
         return (x.cast(dec(max(scale, places))) / _integer(d)).cast(dec(scale))
+    if _QUICK.get():  # at once: an overflow is done again the careful way, below
+        at = x.cast(dec(scale))
+        return (at if n == 1 else at * _integer(n)) / _integer(d)
     if n != 1 and d * n * 10**places >= 10**38 and d * n * 10 ** (scale - places) < 10**38:
         return _on_digits(x, places, n, d, scale)
     more = scale - places

@@ -45,6 +45,7 @@ from contractlang.evaluate.trace_checks import (
     check_chosen,
     check_priced,
     collect_amounts,
+    exact_on_overflow,
     fit_sums,
     negative_credit_warnings,
     negative_credits,
@@ -97,6 +98,7 @@ def evaluate_facts(
     )
 
 
+@exact_on_overflow
 def evaluate_contract(
     contract: ast.Contract,
     allocations: pl.DataFrame,
@@ -207,6 +209,7 @@ class Billed:
     source_text: str | None
 
 
+@exact_on_overflow
 def bill_allocations(
     contract: ast.Contract, allocations: pl.DataFrame, source_text: str | None, *, file: str
 ) -> Billed:

@@ -5,13 +5,15 @@ allocation is priced by a rate (E401); and credits that computed below zero (W40
 
 from __future__ import annotations
 
+import functools
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import ParamSpec, TypeVar
 
 import polars as pl
 
-from contractlang.compile import Env, compile_expr, condition
+from contractlang.compile import Env, careful, compile_expr, condition, quick
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, did_you_mean, error, warning
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.budget import budget_currencies
@@ -170,11 +172,37 @@ def collect_amounts(
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
         if not _overflowed(exc):
             raise
+        if quick():  # done again the careful way (exact_on_overflow), which names the row
+            raise too_large(contract, file, source_text, None) from None
         try:
             where = _first_overflow(lf)
         except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError):
             where = None  # a constant overflows: no row to name
     raise too_large(contract, file, source_text, where)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def exact_on_overflow(fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn``, whose expressions take the compiler's quick arithmetic (``compile.quick``);
+    when an amount overflows it (E405), ``fn`` done again the careful way, whose E405 stands.
+    Either way the figures are the same exact ones: the quick way fails only loudly."""
+
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not quick():
+            return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except ContractlangError as exc:
+            if not any(d.code == "E405" for d in exc.diagnostics):
+                raise
+        with careful():
+            return fn(*args, **kwargs)
+
+    return run
 
 
 @contextmanager

@@ -54,7 +54,7 @@ from contractlang.evaluate.engine import allocation_amounts, contract_run_sums, 
 from contractlang.evaluate.plan import AllocationPlan, term_label
 from contractlang.evaluate.results import ContractResult
 from contractlang.evaluate.settings import Settings, read_settings
-from contractlang.evaluate.trace_checks import amounts_kept
+from contractlang.evaluate.trace_checks import amounts_kept, exact_on_overflow
 from contractlang.lang import ast
 from contractlang.lang.numbers import MICROS_PER_SECOND
 
@@ -114,6 +114,7 @@ class Staged:
         return price_places(r.allocations.lazy(), c, r.settings)
 
 
+@exact_on_overflow
 def stage_contract(
     contract: ast.Contract,
     allocations: pl.DataFrame,
@@ -135,6 +136,7 @@ def stage_contract(
     return Staged(result, allocations, run_facts, sums, caps, file)
 
 
+@exact_on_overflow
 def without(staged: Staged, clause: ast.Clause) -> ContractResult:
     """The contract evaluated without ``clause`` (one of its :func:`removable_clauses`),
     restarting at the stage the clause acts in."""
@@ -174,6 +176,7 @@ def without(staged: Staged, clause: ast.Clause) -> ContractResult:
     raise InternalError(f"a {type(clause).__name__} clause is not removable")
 
 
+@exact_on_overflow
 def at_multiplier(staged: Staged, multiplier: Fraction) -> ContractResult:
     """The contract with the price of every rate multiplied by ``multiplier`` (a terminating
     decimal), restarting at the charge; credits' and caps' money constants are unchanged."""
