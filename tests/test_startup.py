@@ -139,3 +139,31 @@ def test_parsing_pauses_the_garbage_collector_and_restores_it() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _allocator_seen(env: dict[str, str]) -> tuple[bool, str | None]:
+    """Whether polars was imported before ``main`` ran, and the allocator setting ``main``
+    left, in a fresh interpreter with ``env``."""
+    probe = (
+        "import json, os, sys\n"
+        "sys.argv = ['contractlang', '--version']\n"
+        "from contractlang.cli.app import main\n"
+        "early = 'polars' in sys.modules\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('\\n' + json.dumps([early, os.environ.get('_RJEM_MALLOC_CONF')]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, env=env, check=True
+    )
+    early, conf = json.loads(done.stdout.strip().splitlines()[-1])
+    return early, conf
+
+
+def test_the_allocator_is_tuned_before_polars_loads_and_a_users_setting_kept() -> None:
+    from contractlang.cli.app import ALLOCATOR  # noqa: PLC0415 (a test of start-up)
+
+    env = {k: v for k, v in os.environ.items() if k != ALLOCATOR[0]}
+    early, conf = _allocator_seen(env)
+    assert not early  # jemalloc reads its setting when polars loads: after main set it
+    assert conf == ALLOCATOR[1] == "dirty_decay_ms:200,muzzy_decay_ms:0"
+    assert _allocator_seen({**env, ALLOCATOR[0]: "narenas:2"}) == (False, "narenas:2")
