@@ -141,29 +141,43 @@ def test_parsing_pauses_the_garbage_collector_and_restores_it() -> None:
         gc.enable()
 
 
-def _allocator_seen(env: dict[str, str]) -> tuple[bool, str | None]:
-    """Whether polars was imported before ``main`` ran, and the allocator setting ``main``
-    left, in a fresh interpreter with ``env``."""
+def _allocator_seen(argv: list[str], env: dict[str, str]) -> tuple[bool, str | None, str | None]:
+    """In a fresh interpreter with ``env``, ``tune_allocator`` as ``main`` calls it for
+    ``argv``: whether polars was imported before it, the setting in the environment when
+    polars was imported by it (``"-"``: it was not), and the setting left afterwards."""
     probe = (
-        "import json, os, sys\n"
-        "sys.argv = ['contractlang', '--version']\n"
-        "from contractlang.cli.app import main\n"
+        "import builtins, json, os, sys\n"
+        "from contractlang.cli.app import tune_allocator, wanted\n"
         "early = 'polars' in sys.modules\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print('\\n' + json.dumps([early, os.environ.get('_RJEM_MALLOC_CONF')]))\n"
+        "seen = []\n"
+        "real = builtins.__import__\n"
+        "def spy(name, *args, **kwargs):\n"
+        "    if name == 'polars' and not seen:\n"
+        "        seen.append(os.environ.get('_RJEM_MALLOC_CONF'))\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = spy\n"
+        f"tune_allocator(wanted({argv!r}))\n"
+        "builtins.__import__ = real\n"
+        "loaded = seen[0] if 'polars' in sys.modules else '-'\n"
+        "print('\\n' + json.dumps([early, loaded, os.environ.get('_RJEM_MALLOC_CONF')]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, env=env, check=True
     )
-    early, conf = json.loads(done.stdout.strip().splitlines()[-1])
-    return early, conf
+    early, loaded, conf = json.loads(done.stdout.strip().splitlines()[-1])
+    return early, loaded, conf
 
 
-def test_the_allocator_is_tuned_before_polars_loads_and_a_users_setting_kept() -> None:
+def test_polars_loads_with_the_allocator_setting_which_then_leaves_the_environment() -> None:
     from contractlang.cli.app import ALLOCATOR  # noqa: PLC0415 (a test of start-up)
 
-    env = {k: v for k, v in os.environ.items() if k != ALLOCATOR[0]}
-    early, conf = _allocator_seen(env)
-    assert not early  # jemalloc reads its setting when polars loads: after main set it
-    assert conf == ALLOCATOR[1] == "dirty_decay_ms:200,muzzy_decay_ms:0"
-    assert _allocator_seen({**env, ALLOCATOR[0]: "narenas:2"}) == (False, "narenas:2")
+    name, setting = ALLOCATOR
+    assert setting == "dirty_decay_ms:200,muzzy_decay_ms:0"
+    env = {k: v for k, v in os.environ.items() if k != name}
+    # an evaluating command: polars loaded with the setting, which is not left for children
+    assert _allocator_seen(["evaluate", "t.spot", "t.parquet"], env) == (False, setting, None)
+    # check, fmt and --version load no polars: nothing set or loaded
+    assert _allocator_seen(["check", "t.spot"], env) == (False, "-", None)
+    assert _allocator_seen(["--version"], env) == (False, "-", None)
+    # a setting of the user's own is kept, and polars not loaded early for it
+    assert _allocator_seen(["evaluate"], {**env, name: "narenas:2"}) == (False, "-", "narenas:2")

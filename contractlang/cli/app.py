@@ -108,10 +108,26 @@ def wanted(argv: list[str]) -> list[str]:
 #: How polars' allocator (jemalloc, on Linux) gives memory back: freed pages return to the
 #: system after 200 ms, not its default 10 s. Evaluation frees large frames stage by stage
 #: (the trace's batches, the rules' groups, the events once the facts are derived), and with
-#: the default the resident peak holds much that is long free: on 10M events 1.47 GB instead
-#: of 1.70, at no time measured (bench/bench_cli.py). A setting of the user's own is kept;
-#: it must be made before polars is imported, which no command does before :func:`main`.
+#: the default the resident peak holds much that is long free: on 10M events 1.47–1.55 GB
+#: instead of 1.68–1.73, for a few per cent more time in shards (docs/cli.md, "Memory").
 ALLOCATOR = ("_RJEM_MALLOC_CONF", "dirty_decay_ms:200,muzzy_decay_ms:0")
+#: The commands that never load polars (start-up time): their allocator is left alone.
+_LIGHT = frozenset(("check", "fmt"))
+
+
+def tune_allocator(commands: list[str]) -> None:
+    """Load polars with :data:`ALLOCATOR`'s setting, unless the user has one of their own or
+    ``commands`` (those :func:`wanted` registers) never load polars. jemalloc reads the
+    setting as polars loads, so it is taken out of the environment again afterwards: the jobs
+    ``rehearse`` runs, and any other child, get the user's environment as it was."""
+    name, setting = ALLOCATOR
+    if name in os.environ or not set(commands) - _LIGHT:
+        return
+    os.environ[name] = setting
+    try:
+        import polars  # noqa: F401, PLC0415 (jemalloc reads its setting as polars loads)
+    finally:
+        del os.environ[name]
 
 
 def main() -> None:
@@ -128,11 +144,12 @@ def main() -> None:
     command, or in typer writing its help, the version or a usage error — is reported as
     the stream's own failure (exit 2), never a traceback; SIGTERM and SIGHUP stop the
     command as Ctrl-C does (exit 130) (:mod:`contractlang.cli.common`)."""
-    os.environ.setdefault(*ALLOCATOR)
     common.tag_streams()
     common.stop_on_signals()
     try:
-        built = make_app(wanted(sys.argv[1:]))
+        commands = wanted(sys.argv[1:])
+        tune_allocator(commands)
+        built = make_app(commands)
         gc.freeze()
         built(prog_name="contractlang")
     except common.StreamFailed as exc:
