@@ -388,7 +388,9 @@ def _value_problems(
 
 def rekeyed(frame: pl.DataFrame, keys: pl.Series, run_ids: pl.Series) -> pl.DataFrame:
     """``frame`` with its ``run_key``, positions in the sorted run ids ``keys``, as positions
-    in ``run_ids`` (sorted, holding every key's run id): a null stays null."""
+    in ``run_ids`` (sorted, holding the run id of every key the frame's rows have): a null
+    stays null. Files read as one map each file's keys into the ids of all; the runs kept
+    when some are set aside, theirs into the ids kept."""
     if keys.is_empty():
         return frame
     at = run_ids.search_sorted(keys).cast(pl.UInt32)

@@ -8,12 +8,11 @@ A row with no ``run_id`` cannot take its run with it: it is set aside alone.
 
 from __future__ import annotations
 
-from typing import cast
-
 import polars as pl
 
 from contractlang.trace import problems as pb
 from contractlang.trace.model import BAD, Normalised, Quarantine, joined
+from contractlang.trace.normalise import rekeyed
 from contractlang.trace.schema import ROW, RUN_KEY
 
 
@@ -34,7 +33,7 @@ def set_aside(
     aside = joined(ev.filter(out), normal.sparse, normal.run_ids)
     keys = kept.get_column(RUN_KEY).drop_nulls().unique().sort()
     run_ids = normal.run_ids.gather(keys)
-    kept = _rekey(kept, keys)
+    kept = rekeyed(kept, normal.run_ids, run_ids)
     sparse = normal.sparse.join(kept.select(ROW), on=ROW, how="semi", maintain_order="left")
     messages = found.with_columns(
         pl.struct("row", "code", "message")
@@ -74,17 +73,6 @@ def _kept(
         bad_columns=normal.bad_columns,
         run_ids=run_ids,
     )
-
-
-def _rekey(kept: pl.DataFrame, keys: pl.Series) -> pl.DataFrame:
-    """``kept`` with its run keys, ``keys`` (sorted, distinct), as their positions there."""
-    if keys.is_empty():
-        return kept
-    top = cast("int", keys.max())
-    at = pl.Series(range(top + 1), dtype=pl.UInt32).scatter(
-        keys, pl.Series(range(keys.len()), dtype=pl.UInt32)
-    )
-    return kept.with_columns(pl.lit(at).gather(pl.col(RUN_KEY)).alias(RUN_KEY))
 
 
 def _frame(aside: pl.DataFrame, per_row: pl.DataFrame, sources: pb.Sources) -> pl.DataFrame:
