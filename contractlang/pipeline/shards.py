@@ -47,7 +47,7 @@ from contractlang.trace.digest import digest_of, header_line, run_lines
 from contractlang.trace.load import DEFAULT_CLOCK_SKEW, Source
 from contractlang.trace.model import Trace, joined
 from contractlang.trace.read import PARQUET_EXTS
-from contractlang.trace.schema import ROW
+from contractlang.trace.schema import ROW, RUN_KEY
 from contractlang.trace.shards import (
     LoadedShard,
     Shard,
@@ -120,7 +120,8 @@ class ShardResult:
     #: the first error evaluating raised, with where: the contract's position (-1 before
     #: any contract) and the step (:data:`BILLING`, :data:`SUMMING`)
     error: tuple[int, int, ContractlangError] | None = None
-    events: pl.DataFrame | None = field(default=None, repr=False)
+    #: the shard's dense and sparse frames with no rows: the columns of the trace's events
+    events: tuple[pl.DataFrame, pl.DataFrame] | None = field(default=None, repr=False)
     #: each run's digest line, when the task asked for them
     digests: tuple[str, ...] = ()
 
@@ -140,7 +141,7 @@ def run_shard(task: ShardTask) -> ShardResult:
     loaded = replace(loaded, trace=None)  # the events are let go with this function's frame
     if trace is None or task.check_only:
         return ShardResult(loaded)
-    schema = joined(trace.dense.head(0), trace.sparse.head(0), trace.run_ids)
+    schema = (trace.dense.head(0), trace.sparse.head(0))
     digests = tuple(run_lines(trace)) if task.digest else ()
     allocations, runs = derive_facts(trace).collect()
     del trace
@@ -346,12 +347,16 @@ def conclude_shards(
     first_error = min(errors, key=lambda e: (e[0], e[1])) if errors else None
     if first_error is not None and first_error[0] < 0:
         raise first_error[2]
-    schema = next((r.events for r in results if r.events is not None), None)
-    events = schema if schema is not None else pl.DataFrame()
+    none = (
+        pl.DataFrame(schema={ROW: pl.Int64(), RUN_KEY: pl.UInt32()}),
+        pl.DataFrame(schema={ROW: pl.Int64()}),
+    )
+    dense, sparse = next((r.events for r in results if r.events is not None), none)
+    columns = joined(dense, sparse, pl.Series("run_id", [], pl.String)).columns
     lines = (line for r in results for line in r.digests)
     trace = Trace(
-        dense=events,
-        sparse=pl.DataFrame(schema={ROW: pl.Int64()}),
+        dense=dense,
+        sparse=sparse,
         source=plan.sources.label,
         extras=merged.extras,
         warnings=merged.warnings,
@@ -360,7 +365,7 @@ def conclude_shards(
         columns_read=merged.columns_read,
         index=None,
         quarantine=merged.quarantine,
-        digest=digest_of(header_line(events.columns), lines) if digest else None,
+        digest=digest_of(header_line(columns), lines) if digest else None,
         let_go=True,
     )
     chosen = [c for c in terms.contracts if c.name in names]

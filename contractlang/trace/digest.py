@@ -55,7 +55,7 @@ import polars as pl
 
 from contractlang.errors import InternalError
 from contractlang.trace.model import Trace, run_id_of
-from contractlang.trace.schema import COLUMNS, ROW
+from contractlang.trace.schema import COLUMNS, ROW, RUN_KEY
 
 __all__ = ["canonical_text", "digest_of", "header_line", "run_lines", "trace_digest"]
 
@@ -163,9 +163,7 @@ class _Groups:
         rows = self.order[start:stop]
         part = self.dense[rows]
         side = self.sparse.select(pl.all().gather(self.at.gather(rows))).drop(ROW)
-        part = pl.concat([part, side], how="horizontal")
-        if "run_id" not in part.columns:
-            part = part.with_columns(run_id_of(self.run_ids))
+        part = pl.concat([part, side], how="horizontal").with_columns(run_id_of(self.run_ids))
         lines = part.select(
             pl.concat_str(self.encoded, separator="\t").alias("line"), self.run_text.alias("run")
         ).sort("line")  # a run's lines share its prefix: sorted, each run's are together
@@ -181,16 +179,13 @@ def _groups(trace: Trace) -> _Groups | None:
     dense, sparse = trace.dense, trace.sparse
     if dense.height == 0:
         return None
-    key = pl.col("run_key") if "run_key" in dense.columns else pl.col("run_id").rank("dense")
-    keys = dense.select(key.fill_null(-1).alias("k")).get_column("k")
+    keys = dense.select(pl.col(RUN_KEY).fill_null(-1).alias("k")).get_column("k")
     sizes = keys.value_counts(sort=False).sort("k").get_column("count").to_list()
     bounds = [0, *_cuts(sizes)]
     # each dense row's position among the sparse rows (null: it has no sparse value)
     positions = sparse.select(ROW, pl.int_range(pl.len(), dtype=pl.UInt32).alias("_at"))
     at = dense.select(ROW).join(positions, on=ROW, how="left", maintain_order="left")
-    run_id = (
-        dense.get_column("run_id") if "run_id" in dense.columns else trace.run_ids.rename("run_id")
-    )
+    run_id = trace.run_ids.rename("run_id")
     values = {c: dense.get_column(c) for c in dense.columns}
     values |= {c: sparse.get_column(c) for c in sparse.columns if c != ROW}
     values["run_id"] = run_id

@@ -30,7 +30,7 @@ def run_id_of(run_ids: pl.Series) -> pl.Expr:
 
 def joined(dense: pl.DataFrame, sparse: pl.DataFrame, run_ids: pl.Series) -> pl.DataFrame:
     """Every event with every column: the ``dense`` rows with their ``run_id`` (from their
-    ``run_key`` and ``run_ids``, if ``dense`` has no ``run_id``) and their values of the
+    ``run_key`` and ``run_ids``) and their values of the
     ``sparse`` columns (null on a row that has none there), in the schema's column order,
     then the extras, then the loader's flags, if any.
 
@@ -39,8 +39,7 @@ def joined(dense: pl.DataFrame, sparse: pl.DataFrame, run_ids: pl.Series) -> pl.
     >>> joined(d, s, pl.Series(["r1"])).rows()
     [(1, 0, 'r1', 'started', 'H100'), (2, 0, 'r1', 'notice', None)]
     """
-    if "run_id" not in dense.columns and RUN_KEY in dense.columns:
-        dense = dense.with_columns(run_id_of(run_ids))
+    dense = dense.with_columns(run_id_of(run_ids))
     names = set(dense.columns) | set(sparse.columns)
     own = [c for c in (ROW, RUN_KEY, *COLUMNS) if c in names]
     extras = [c for c in sparse.columns if c not in own]
