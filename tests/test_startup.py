@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,16 +35,21 @@ def modules_after(
         f"heavy = [m for m in {libraries!r} if m in sys.modules]\n"
         "print('\\n' + json.dumps([code, heavy]))\n"
     )
+    code, heavy = _probe(probe, {**os.environ, **(env or {})})
+    return code, heavy
+
+
+def _probe(probe: str, env: dict[str, str]) -> Any:
+    """Run ``probe`` in a fresh interpreter with ``env``; the JSON of its last line."""
     done = subprocess.run(
         [sys.executable, "-c", probe],
         cwd=ROOT,
         capture_output=True,
         text=True,
+        env=env,
         check=False,
-        env={**os.environ, **(env or {})},
     )
-    code, heavy = json.loads(done.stdout.strip().splitlines()[-1])
-    return code, heavy
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize(
@@ -161,10 +167,7 @@ def _allocator_seen(argv: list[str], env: dict[str, str]) -> tuple[bool, str | N
         "loaded = seen[0] if 'polars' in sys.modules else '-'\n"
         "print('\\n' + json.dumps([early, loaded, os.environ.get('_RJEM_MALLOC_CONF')]))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, env=env, check=True
-    )
-    early, loaded, conf = json.loads(done.stdout.strip().splitlines()[-1])
+    early, loaded, conf = _probe(probe, env)
     return early, loaded, conf
 
 
