@@ -22,8 +22,14 @@ import tempfile
 import time
 from pathlib import Path
 
+#: The allocator setting of the environment this script was started in: importing polars
+#: (below) writes polars' own into this process's environment, which the children timed here
+#: must not inherit — a user's shell has none, and `contractlang` then sets its own.
+MALLOC_CONF = "_RJEM_MALLOC_CONF"
+START_MALLOC_CONF = os.environ.get(MALLOC_CONF)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_evaluate as be  # the contract and the trace, shared
+import bench_evaluate as be  # noqa: E402 (after reading the environment as it was)
 
 BENCH = Path(__file__).resolve().parent
 TIME = "/usr/bin/time"  # GNU time: the peak resident memory of exactly one process
@@ -38,11 +44,15 @@ def timed(cmd: list[str]) -> tuple[float, float, int]:
     inherit this process's own high-water mark (the trace generated here)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
         start = time.perf_counter()
+        env = {k: v for k, v in os.environ.items() if k != MALLOC_CONF}
+        if START_MALLOC_CONF is not None:
+            env[MALLOC_CONF] = START_MALLOC_CONF
         done = subprocess.run(
             [TIME, "-f", "%M", "-o", report.name, *cmd],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             check=False,
+            env=env,
         )
         wall = time.perf_counter() - start
         kb = int(report.read().strip().splitlines()[-1])
