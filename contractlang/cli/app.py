@@ -105,11 +105,12 @@ def wanted(argv: list[str]) -> list[str]:
     return [] if argv == ["--version"] else COMMANDS
 
 
-#: How polars' allocator (jemalloc, on Linux) gives memory back: freed pages return to the
-#: system after 200 ms, not its default 10 s. Evaluation frees large frames stage by stage
-#: (the trace's batches, the rules' groups, the events once the facts are derived), and with
-#: the default the resident peak holds much that is long free: on 10M events 1.47–1.55 GB
-#: instead of 1.68–1.73, for a few per cent more time in shards (docs/cli.md, "Memory").
+#: How polars' allocator (jemalloc, on Linux) gives memory back: dirty pages return to the
+#: system after 200 ms and muzzy ones at once, where polars sets 500 ms and 1 s (it appends
+#: a setting found in the environment to its own, and the later wins). Evaluation frees large
+#: frames stage by stage (the trace's batches, the rules' groups, the events once the facts
+#: are derived): on 10M events the peak is 1.39–1.43 GB instead of 1.58–1.69
+#: (bench/bench_cli.py; docs/cli.md, "Memory").
 ALLOCATOR = ("_RJEM_MALLOC_CONF", "dirty_decay_ms:200,muzzy_decay_ms:0")
 #: The commands that never load polars (start-up time): their allocator is left alone.
 _LIGHT = frozenset(("check", "fmt"))
