@@ -3,7 +3,10 @@ exit codes."""
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from contractlang.cli import trace as cli_trace
 from contractlang.cli.app import COMMANDS, app
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
+from contractlang.trace import read as read_module
 from contractlang.trace.validate import TraceInvalid
 
 
@@ -69,6 +73,27 @@ def test_a_fixed_offset_time_zone_in_parquet_is_t017(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "error[T017]: cannot read" in result.stderr
     assert "a column's time zone `+05:30` is no zone polars reads" in result.stderr
+    # found in the schema before polars reads it and panics: its Rust panic message (and,
+    # under RUST_BACKTRACE, its stack) went to the process's stderr, past Python
+    env = {**os.environ, "RUST_BACKTRACE": "1"}
+    env.pop(read_module._LENIENT_ZONES, None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "contractlang", "trace", "validate", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "panicked" not in proc.stderr, proc.stderr
+    assert "backtrace" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines()[0].endswith("is no zone polars reads"), proc.stderr
+    # polars' leniency is lent for the schema only: the user's setting, or none, comes back
+    assert read_module._LENIENT_ZONES not in os.environ
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(read_module._LENIENT_ZONES, "0")
+        assert run("trace", "validate", str(path)).exit_code == 2
+        assert os.environ[read_module._LENIENT_ZONES] == "0"
 
 
 def test_a_bad_input_error_pickles_whole() -> None:

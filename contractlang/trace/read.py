@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 from pathlib import Path
 
@@ -60,6 +61,7 @@ def read(source: str | Path | pl.DataFrame | pl.LazyFrame, name: str) -> pl.Lazy
         _check_text(path, name, "CSV" if ext in CSV_EXTS else "NDJSON")
     try:
         if ext in PARQUET_EXTS:
+            _check_zones(path, name)
             lf = pl.scan_parquet(path)
         elif ext in CSV_EXTS:
             _check_header(path, name)
@@ -77,13 +79,48 @@ def read(source: str | Path | pl.DataFrame | pl.LazyFrame, name: str) -> pl.Lazy
         zone = re.search(r"unable to parse time zone: '([^']*)'", str(exc))
         if zone is None:
             raise
-        raise _unreadable(
-            name,
-            f"cannot read `{name}`: a column's time zone `{zone[1]}` is no zone polars reads",
-            help="write the times in UTC, or with a named zone such as `Asia/Kolkata` "
-            "(a fixed offset such as `+05:30` is not one)",
-        ) from None
+        raise _unknown_zone(name, zone[1]) from None
     return lf
+
+
+#: Lets polars read a schema with a time zone it does not know instead of panicking (it
+#: prints the panic, and a stack trace under ``RUST_BACKTRACE``, before Python can catch it).
+_LENIENT_ZONES = "POLARS_IGNORE_TIMEZONE_PARSE_ERROR"
+
+
+def _check_zones(path: Path, name: str) -> None:
+    """T017 for a Parquet file whose timestamps name a time zone polars cannot read (a fixed
+    offset such as ``+05:30``, as pyarrow writes one): found in the file's schema, read
+    leniently, before polars reads it strictly and panics. A file polars cannot read at all
+    is left to the scan, which says why."""
+    before = os.environ.get(_LENIENT_ZONES)
+    os.environ[_LENIENT_ZONES] = "1"
+    try:
+        schema = pl.read_parquet_schema(path)
+    except (pl.exceptions.PolarsError, OSError, ValueError):
+        return
+    finally:
+        if before is None:
+            del os.environ[_LENIENT_ZONES]
+        else:
+            os.environ[_LENIENT_ZONES] = before
+    for dtype in schema.values():
+        zone = dtype.time_zone if isinstance(dtype, pl.Datetime) else None
+        if zone is None:
+            continue
+        try:
+            pl.Series(dtype=pl.Int64).cast(pl.Datetime("us", zone))
+        except pl.exceptions.ComputeError:
+            raise _unknown_zone(name, zone) from None
+
+
+def _unknown_zone(name: str, zone: str) -> ContractlangError:
+    return _unreadable(
+        name,
+        f"cannot read `{name}`: a column's time zone `{zone}` is no zone polars reads",
+        help="write the times in UTC, or with a named zone such as `Asia/Kolkata` "
+        "(a fixed offset such as `+05:30` is not one)",
+    )
 
 
 #: How much of a text trace is looked at to tell text from binary content.
