@@ -167,12 +167,22 @@ class Keys:
             same_run = at(position, pl.col(RUN_KEY)) == pl.col(RUN_KEY)
             return pl.when(same_run).then(at(position, pl.col("start")))
 
-        ge, gt = find("left"), find("right")
+        # each search once, as a column: the expressions below read them several times, and
+        # polars would compute an expression each time it appears (1.5 s instead of 0.3 s
+        # at 10⁶ allocations)
+        searched = alloc.select(
+            RUN_KEY,
+            "start",
+            skey.alias("_skey"),
+            find("left").alias("_ge"),
+            find("right").alias("_gt"),
+        )
+        ge, gt = pl.col("_ge"), pl.col("_gt")
         next_ge, next_gt = start_in_run(ge), start_in_run(gt)
-        several = at(ge + 1, skey) == at(ge, skey)
+        several = at(ge + 1, pl.col("_skey")) == at(ge, pl.col("_skey"))
         others_at = (next_ge != pl.col("start")) | several
         next_start = pl.when(others_at.fill_null(False)).then(next_ge).otherwise(next_gt)
-        return alloc.select(next_start.alias("_next_start"))
+        return searched.select(next_start.alias("_next_start"))
 
     def _next_start_joined(self, alloc: pl.LazyFrame, starts: pl.LazyFrame) -> pl.LazyFrame:
         start_groups = starts.group_by([RUN_KEY, "start"]).agg(pl.len().alias("_starting"))
