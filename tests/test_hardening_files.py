@@ -18,6 +18,7 @@ from support.cli import no_traceback, run
 from support.events import frame, released, started
 
 from contractlang.cli import files
+from contractlang.errors import ContractlangError
 
 CONTRACT = 'contract "c" {\n  currency USD\n  rate 2.10 USD per gpu_hour\n}\n'
 UNFORMATTED = 'contract "c" {currency USD rate 2 USD per gpu_hour}'
@@ -285,3 +286,37 @@ def test_check_takes_directories_and_standard_input(tmp_path: Path) -> None:
     piped = run("check", "-", input=CONTRACT)
     assert piped.exit_code == 0
     assert "checked 1 file: no problems" in piped.stderr
+
+
+def test_a_symlink_that_loops_is_refused_and_stays_a_link(
+    inputs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Writing "through" a link that points at itself (or round a cycle) would replace the
+    link with a file: the output is refused before any work (E502), and a write that meets
+    one anyway is E501; the links stay as they were."""
+    spot, trace = inputs
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to(loop.name)
+    one, two = tmp_path / "one.csv", tmp_path / "two.csv"
+    one.symlink_to(two.name)
+    two.symlink_to(one.name)
+    for link in (loop, one):
+        result = run("evaluate", spot, trace, "--ledger", link)
+        assert result.exit_code == 2, result.output
+        assert f"error[E502]: `--ledger {link}`: it is a symbolic link that loops" in (
+            result.stderr
+        )
+        no_traceback(result)
+    folder = tmp_path / "out"
+    folder.symlink_to(folder.name)
+    with pytest.raises(ContractlangError) as planned:
+        files.Outputs().add_folder(folder, "--trace-out")
+    assert planned.value.diagnostics[0].code == "E502"
+    assert planned.value.diagnostics[0].message.endswith("it is a symbolic link that loops")
+    with pytest.raises(ContractlangError) as written:
+        files.write_file(loop, lambda p: p.write_text("x"))
+    assert written.value.diagnostics[0].code == "E501"
+    assert written.value.diagnostics[0].message.endswith("it is a symbolic link that loops")
+    assert [p.is_symlink() for p in (loop, one, two, folder)] == [True] * 4
+    assert os.readlink(loop) == loop.name
+    assert not list(tmp_path.glob(".*.tmp"))

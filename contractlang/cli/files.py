@@ -21,6 +21,7 @@ polars, so ``fmt`` starts fast.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -86,6 +87,7 @@ class Outputs:
             self._add(path, flag, suffixes)
 
     def _add(self, path: Path, flag: str, suffixes: tuple[str, ...]) -> None:
+        _refuse_loop(path, flag)
         if path.suffix.lower() not in suffixes:
             kinds = ", ".join(f"`{x}`" for x in suffixes[:-1]) + f" or `{suffixes[-1]}`"
             raise usage_error(f"`{flag} {path}`: the file must end in {kinds}")
@@ -105,6 +107,7 @@ class Outputs:
             self._add_folder(path, flag, own=own)
 
     def _add_folder(self, path: Path, flag: str, *, own: bool) -> None:
+        _refuse_loop(path, flag)
         if path.exists() and not path.is_dir():
             raise usage_error(f"`{flag} {path}` is a file, not a folder")
         if own and path.is_dir() and any(path.iterdir()):
@@ -182,6 +185,24 @@ class Outputs:
         self._planned[real] = f"`{flag} {path}`"
 
 
+def _loops(path: Path) -> bool:
+    """Whether ``path`` is a symbolic link that never reaches a file or a missing name (it
+    points at itself, or round a cycle): writing "through" it would replace the link."""
+    try:
+        os.path.realpath(path, strict=True)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def _refuse_loop(path: Path, flag: str) -> None:
+    if _loops(path):
+        raise usage_error(
+            f"`{flag} {path}`: it is a symbolic link that loops",
+            help="point the link at a file, or give another path",
+        )
+
+
 def _within(path: str, folder: str) -> bool:
     return Path(path).is_relative_to(folder)
 
@@ -200,7 +221,9 @@ def write_file(
 ) -> None:
     """Write ``path`` by calling ``write`` with the path to write to (see the module's
     docstring); any failure (``failures``: what ``write`` may raise) is E501 and leaves
-    ``path`` as it was."""
+    ``path`` as it was (a symbolic link that loops, E501 too, stays a link)."""
+    if _loops(path):
+        raise write_error(path, "it is a symbolic link that loops")
     target = Path(os.path.realpath(path))
     try:
         st: os.stat_result | None = target.stat()
