@@ -14,6 +14,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import typer.main
 from support.cli import run
 
 from contractlang.cli import trace as cli_trace
@@ -105,3 +106,31 @@ def test_a_bad_input_error_pickles_whole() -> None:
     assert (back.diagnostics, back.rows, back.errors, str(back)) == (diags, 3, 1, str(exc))
     plain = pickle.loads(pickle.dumps(ContractlangError(diags)))
     assert (type(plain), plain.diagnostics, plain.sources) == (ContractlangError, diags, {})
+
+
+def _command_paths() -> list[tuple[str, ...]]:
+    """Every command and subcommand of the app, as the words that name it."""
+    root = typer.main.get_command(app)
+    paths: list[tuple[str, ...]] = []
+
+    def walk(command: object, words: tuple[str, ...]) -> None:
+        subcommands = getattr(command, "commands", None)
+        if subcommands is None:
+            paths.append(words)
+            return
+        for name, sub in subcommands.items():
+            walk(sub, (*words, name))
+
+    walk(root, ())
+    return paths
+
+
+@pytest.mark.parametrize("words", _command_paths(), ids=" ".join)
+def test_every_command_says_its_exit_codes_including_130(words: tuple[str, ...]) -> None:
+    """Each command's help lists its exit codes, the interrupted one (130, docs/cli.md) too."""
+    result = run(*words, "--help")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "Exit codes: 0" in text, text
+    assert "3 internal error" in text, text
+    assert "130 interrupted" in text, text

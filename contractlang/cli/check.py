@@ -41,7 +41,7 @@ def check_command(
     """Check `.spot` files: syntax, names, units, types, stages and lints.
 
     Exit codes: 0 no errors (warnings are printed), 2 an error or a file that cannot be read,
-    3 internal error.
+    3 internal error, 130 interrupted.
     """
     if STDIN in files and len(files) > 1:
         raise usage_error("`-` (standard input) cannot be combined with other files")

@@ -114,7 +114,7 @@ def register(app: typer.Typer) -> None:
         verdicts, ranked by the budget's headline requirement.
 
         Exit codes: 0 some draft meets every budget (or none given), 1 no draft does, 2 bad
-        input, 3 internal error.
+        input, 3 internal error, 130 interrupted.
         """
         if budget is not None and budget.suffix != ".spot":
             raise usage_error(f"`--budget {budget}`: the budgets file must end in `.spot`")

@@ -118,7 +118,7 @@ def register(app: typer.Typer) -> None:
         """Apply contract terms to a usage trace: ledger, per-run figures, budget verdicts.
 
         Exit codes: 0 every budget met (or none given), 1 a budget not met, 2 bad input,
-        3 internal error.
+        3 internal error, 130 interrupted.
         """
         terms, traces = split_terms_and_traces(paths)
         outputs = Outputs([*terms, *traces])

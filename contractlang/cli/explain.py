@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
         """Every line of one run's bill, with the facts and the term behind it.
 
         Exit codes: 0 the bill was shown, 2 bad input (also: no such run or allocation),
-        3 internal error.
+        3 internal error, 130 interrupted.
         """
         terms, traces = split_terms_and_traces(paths)
         options = reading(open_at, clock_skew, "strict", Outputs())

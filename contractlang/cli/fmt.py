@@ -69,7 +69,8 @@ def fmt_command(
     """Format `.spot` files in the canonical layout, keeping comments and meaning.
 
     Exit codes: 0 every file formatted (or now rewritten), 1 with --check a file is not
-    formatted, 2 a file cannot be read or does not parse, 3 the formatter refused (a bug).
+    formatted, 2 a file cannot be read or does not parse, 3 the formatter refused (a bug;
+    3 internal error too), 130 interrupted.
     """
     if STDIN in files and len(files) > 1:
         raise usage_error("`-` (standard input) cannot be combined with other files")

@@ -9,7 +9,8 @@ contractlang import availability us-east-1a_v100_1.json --start 2025-01-01T00:00
 Each writes the trace (`--out`: Parquet, or CSV/NDJSON by extension; by default the input's
 name with `.parquet`, never over an existing file) and prints the mapping report; rows it could
 not map go to `--rejects PATH` with their reasons. Exit codes: 0 written, 2 bad input (a file
-that cannot be imported, events that break a trace rule, a wrong flag), 3 internal error.
+that cannot be imported, events that break a trace rule, a wrong flag), 3 internal error,
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Slurm accounting records (`sacct --parsable2 --duplicates`) as a trace.
 
-        Exit codes: 0 written, 2 bad input, 3 internal error.
+        Exit codes: 0 written, 2 bad input, 3 internal error, 130 interrupted.
         """
         zone = read_zone(tz)
         cap = _capacity(capacity)
@@ -132,7 +133,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """A FOCUS billing export (CSV, FOCUS 1.0–1.2) as invoice lines.
 
-        Exit codes: 0 written, 2 bad input, 3 internal error.
+        Exit codes: 0 written, 2 bad input, 3 internal error, 130 interrupted.
         """
         key = RunKey.parse(run_from)
         if key is None:
@@ -154,7 +155,7 @@ def register(app: typer.Typer) -> None:
         """Job attempt lists (JSON, as the Philly trace) as a trace: every attempt an
         allocation, every attempt but the last failed.
 
-        Exit codes: 0 written, 2 bad input, 3 internal error.
+        Exit codes: 0 written, 2 bad input, 3 internal error, 130 interrupted.
         """
         zone = read_zone(tz)
         cap = _capacity(capacity)
@@ -197,7 +198,7 @@ def register(app: typer.Typer) -> None:
         """A spot availability trace (SkyPilot JSON or Bamboo add/remove CSV) as
         allocations: each stretch of capacity an allocation, ended by a reclaim.
 
-        Exit codes: 0 written, 2 bad input, 3 internal error.
+        Exit codes: 0 written, 2 bad input, 3 internal error, 130 interrupted.
         """
         when = parse_open_at(start, "--start")
         assert when is not None  # a required option

@@ -2,7 +2,8 @@
 in the trace (docs/reconcile.md).
 
 Exit codes: 0 every comparison within the tolerance, 1 a discrepancy beyond it (or invoice
-lines not reconciled: set aside with a quarantined run), 2 bad input, 3 internal error.
+lines not reconciled: set aside with a quarantined run), 2 bad input, 3 internal error,
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def register(app: typer.Typer) -> None:
         """Compare the bill the contract implies with the invoice lines in the trace.
 
         Exit codes: 0 every comparison within the tolerance, 1 a discrepancy beyond it or
-        invoice lines set aside unreconciled, 2 bad input, 3 internal error.
+        invoice lines set aside unreconciled, 2 bad input, 3 internal error, 130 interrupted.
         """
         terms, traces = split_terms_and_traces(paths)
         limit, currency = parse_tolerance(tolerance)

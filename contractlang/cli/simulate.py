@@ -147,7 +147,7 @@ def register(app: typer.Typer) -> None:
         traces, and give every figure with its Monte Carlo error.
 
         Exit codes: 0 every budget met (or none given), 1 a budget not met, 2 bad input,
-        3 internal error.
+        3 internal error, 130 interrupted.
         """
         check_terms(terms)
         if not MIN_RESAMPLES <= resamples <= MAX_RESAMPLES:

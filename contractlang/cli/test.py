@@ -82,7 +82,7 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 every fixture passed (or was updated), 1 a fixture failed or has no
         expected output yet, 2 a broken fixture (bad manifest, terms or trace) or bad input,
-        3 internal error.
+        3 internal error, 130 interrupted.
         """
         outcomes = run_all(list(paths or []), pattern, update)
         if fmt is OutputFormat.json:

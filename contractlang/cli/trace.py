@@ -88,7 +88,7 @@ def register(app: typer.Typer) -> None:
         """Check every rule of the trace schema and print a summary.
 
         Exit codes: 0 valid (with `--on-invalid quarantine`: the runs left are), 2 invalid
-        (every problem with its row and rule), 3 internal error.
+        (every problem with its row and rule), 3 internal error, 130 interrupted.
         """
         # a bad option is a command-line error, not the trace's
         options = reading(open_at, clock_skew, on_invalid, Outputs(trace))
@@ -130,7 +130,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Derive the facts of every allocation and run; print a summary, write the tables.
 
-        Exit codes: 0 done, 2 invalid trace or bad option, 3 internal error.
+        Exit codes: 0 done, 2 invalid trace or bad option, 3 internal error, 130 interrupted.
         """
         outputs = Outputs(trace)
         outputs.add(out_path, "--out")
@@ -173,7 +173,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Generate a realistic trace: the same runs and seed give the same bytes.
 
-        Exit codes: 0 written, 2 bad option, 3 internal error.
+        Exit codes: 0 written, 2 bad option, 3 internal error, 130 interrupted.
         """
         Outputs().add(out_path, "--out", TRACE_SUFFIXES)
         begin = parse_open_at(start, "--start")
@@ -224,7 +224,8 @@ def register(app: typer.Typer) -> None:
         """Read several trace files as one trace and write it as one file (the scheduler's
         export and the invoice's, say): every rule is checked over all the rows together.
 
-        Exit codes: 0 written, 2 an invalid trace or a bad option, 3 internal error.
+        Exit codes: 0 written, 2 an invalid trace or a bad option, 3 internal error,
+        130 interrupted.
         """
         outputs = Outputs(traces)
         outputs.add(out_path, "--out", TRACE_SUFFIXES)
