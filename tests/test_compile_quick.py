@@ -1,4 +1,4 @@
-"""The compiler's two ways of applying a factor (``compile.apply_factor``): the quick way,
+"""The compiler's two ways of applying a factor (``decimals.apply_factor``): the quick way,
 ``x·n/d`` at once, and the careful way, no intermediate wider than the value. They give the
 same exact figures wherever the quick way fits; where it does not it fails loudly (E405) and
 the evaluation is done again the careful way (``trace_checks.exact_on_overflow``)."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support.scenario import contract_result, released, started
 
-from contractlang.compile import careful
+from contractlang.decimals import careful
 from contractlang.errors import ContractlangError
 from contractlang.evaluate import trace_checks
 from contractlang.pipeline.evaluation import evaluate

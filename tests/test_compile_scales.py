@@ -1,4 +1,4 @@
-"""The decimal scales of the compiler (`compile.py`): constants kept exactly, sums and
+"""The decimal scales of the compiler (`decimals.py`): constants kept exactly, sums and
 quotients whose scales or factors once overflowed (exit 3) or rounded to zero (a silent 0.00).
 
 A language fuzz found the first: a rate whose constant divisions made one side of a sum a
@@ -31,7 +31,7 @@ from support.scenario import (
 from typer.testing import CliRunner
 
 from contractlang.cli.app import app
-from contractlang.compile import _tens_above, digits
+from contractlang.decimals import _tens_above, digits
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import ContractResult
 from contractlang.evaluate.trace_checks import _overflowed

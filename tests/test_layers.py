@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
         "contractlang.trace",
         "contractlang.availability",
         "contractlang.check",
+        "contractlang.decimals",
     ),
     ("contractlang.fmt", "contractlang.compile", "contractlang.importers"),
     ("contractlang.evaluate",),

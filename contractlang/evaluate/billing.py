@@ -18,14 +18,12 @@ from fractions import Fraction
 
 import polars as pl
 
-from contractlang.compile import (
+from contractlang.compile import Env, compile_expr, condition
+from contractlang.decimals import (
     MICROS,
     MONEY_SCALE,
-    Env,
     Val,
     align,
-    compile_expr,
-    condition,
     dec,
     lit_decimal,
     mul,

@@ -14,7 +14,7 @@ from typing import Protocol
 
 import polars as pl
 
-from contractlang.compile import Val, apply_factor, dec
+from contractlang.decimals import Val, apply_factor, dec
 from contractlang.evaluate.plan import AllocationPlan, CapCut
 from contractlang.evaluate.settings import Settings
 from contractlang.lang.numbers import HOUR_PLACES, MICROS_PER_HOUR

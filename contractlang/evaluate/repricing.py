@@ -58,7 +58,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from contractlang.compile import MICROS, MONEY_SCALE, Env, condition, dec, lit_decimal
+from contractlang.compile import Env, condition
+from contractlang.decimals import MICROS, MONEY_SCALE, dec, lit_decimal
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.billing import (
     ContractClauses,

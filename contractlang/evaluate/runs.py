@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import polars as pl
 
-from contractlang.compile import dec
+from contractlang.decimals import dec
 from contractlang.evaluate.budget import exact_percentile
 from contractlang.evaluate.plan import AllocationPlan, CapCut
 from contractlang.evaluate.results import PromiseBreaches, Totals

@@ -13,7 +13,8 @@ from typing import ParamSpec, TypeVar
 
 import polars as pl
 
-from contractlang.compile import Env, careful, compile_expr, condition, quick
+from contractlang.compile import Env, compile_expr, condition
+from contractlang.decimals import careful, quick
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, did_you_mean, error, warning
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.budget import budget_currencies
@@ -186,7 +187,7 @@ R = TypeVar("R")
 
 
 def exact_on_overflow(fn: Callable[P, R]) -> Callable[P, R]:
-    """``fn``, whose expressions take the compiler's quick arithmetic (``compile.quick``);
+    """``fn``, whose expressions take the compiler's quick arithmetic (``decimals.quick``);
     when an amount overflows it (E405), ``fn`` done again the careful way, whose E405 stands.
     Either way the figures are the same exact ones: the quick way fails only loudly."""
 
