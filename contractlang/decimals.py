@@ -316,7 +316,7 @@ def mul(a: Val, b: Val, *, of_value: bool = False) -> Val:
 def div(a: Val, b: Val) -> Val:
     """The quotient of two numbers, its value kept to DIV_SCALE places (rounded half to even,
     as polars divides); none where the divisor is 0 (or none). A constant divisor never comes
-    here (:func:`_binary` folds it into the factor, exactly).
+    here (:func:`contractlang.compile._binary` folds it into the factor, exactly).
 
     The value is the runtime quotient times the factor ``f = a.factor / b.factor``; where
     ``f`` is above 1 (a divisor held in microseconds, or in 1/3600 of its unit) the runtime

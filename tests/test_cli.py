@@ -134,3 +134,50 @@ def test_every_command_says_its_exit_codes_including_130(words: tuple[str, ...])
     assert "Exit codes: 0" in text, text
     assert "3 internal error" in text, text
     assert "130 interrupted" in text, text
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (None, ("evaluate", "TERMS")),  # --shards auto counts the rows first
+        (pa.list_(pa.timestamp("us", tz="+05:30")), ("trace", "validate")),
+        (pa.struct([("t", pa.timestamp("us", tz="+05:30"))]), ("trace", "validate")),
+    ],
+    ids=["evaluate", "list", "struct"],
+)
+def test_a_zone_polars_cannot_read_is_t017_wherever_it_is_read(
+    tmp_path: Path, extra: pa.DataType | None, words: tuple[str, ...]
+) -> None:
+    """The zone found on every path that reads a Parquet file (evaluate's `--shards auto`
+    counts its rows first) and at any depth of a column's type: T017, exit 2, no panic."""
+    hours = [datetime(2025, 3, 3, h) for h in (9, 10)]
+    zone = "+05:30" if extra is None else "UTC"
+    columns: dict[str, pa.Array] = {
+        "run_id": pa.array(["r1", "r1"]),
+        "alloc_id": pa.array(["a1", "a1"]),
+        "ts": pa.array(hours, type=pa.timestamp("us", tz=zone)),
+        "source": pa.array(["scheduler"] * 2),
+        "event": pa.array(["started", "released"]),
+        "gpus": pa.array([8, None]),
+    }
+    if isinstance(extra, pa.ListType):
+        columns["when"] = pa.array([[hours[0]], []], type=extra)
+    elif extra is not None:
+        columns["when"] = pa.array([{"t": hours[0]}, None], type=extra)
+    path = tmp_path / "zoned.parquet"
+    pq.write_table(pa.table(columns), path)
+    terms = tmp_path / "c.spot"
+    terms.write_text('contract "c" {\n  currency USD\n  rate 2.10 USD per gpu_hour\n}\n')
+    args = [str(terms) if w == "TERMS" else w for w in words]
+    env = {k: v for k, v in os.environ.items() if k != read_module._LENIENT_ZONES}
+    proc = subprocess.run(
+        [sys.executable, "-m", "contractlang", *args, str(path)],
+        capture_output=True,
+        text=True,
+        env={**env, "RUST_BACKTRACE": "1"},
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "panicked" not in proc.stderr, proc.stderr
+    assert "error[T017]" in proc.stderr, proc.stderr
+    assert "a column's time zone `+05:30` is no zone polars reads" in proc.stderr

@@ -3,10 +3,13 @@ cannot be read (T017) said in our words and, for text that is not UTF-8, where i
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
 import re
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -86,32 +89,53 @@ def read(source: str | Path | pl.DataFrame | pl.LazyFrame, name: str) -> pl.Lazy
 #: Lets polars read a schema with a time zone it does not know instead of panicking (it
 #: prints the panic, and a stack trace under ``RUST_BACKTRACE``, before Python can catch it).
 _LENIENT_ZONES = "POLARS_IGNORE_TIMEZONE_PARSE_ERROR"
+_LENIENCY = threading.Lock()
+
+
+@contextlib.contextmanager
+def lenient_zones() -> Iterator[None]:
+    """Polars' leniency about time zones it cannot parse, lent for the ``with`` block (one
+    block at a time): the setting the process had, or none, comes back after it."""
+    with _LENIENCY:
+        before = os.environ.get(_LENIENT_ZONES)
+        os.environ[_LENIENT_ZONES] = "1"
+        try:
+            yield
+        finally:
+            if before is None:
+                del os.environ[_LENIENT_ZONES]
+            else:
+                os.environ[_LENIENT_ZONES] = before
 
 
 def _check_zones(path: Path, name: str) -> None:
     """T017 for a Parquet file whose timestamps name a time zone polars cannot read (a fixed
-    offset such as ``+05:30``, as pyarrow writes one): found in the file's schema, read
-    leniently, before polars reads it strictly and panics. A file polars cannot read at all
-    is left to the scan, which says why."""
-    before = os.environ.get(_LENIENT_ZONES)
-    os.environ[_LENIENT_ZONES] = "1"
+    offset such as ``+05:30``, as pyarrow writes one), at any depth of a column's type: found
+    in the file's schema, read leniently, before polars reads it strictly and panics. A file
+    polars cannot read at all is left to the scan, which says why."""
     try:
-        schema = pl.read_parquet_schema(path)
+        with lenient_zones():
+            schema = pl.read_parquet_schema(path)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         return
-    finally:
-        if before is None:
-            del os.environ[_LENIENT_ZONES]
-        else:
-            os.environ[_LENIENT_ZONES] = before
     for dtype in schema.values():
-        zone = dtype.time_zone if isinstance(dtype, pl.Datetime) else None
-        if zone is None:
-            continue
-        try:
-            pl.Series(dtype=pl.Int64).cast(pl.Datetime("us", zone))
-        except pl.exceptions.ComputeError:
-            raise _unknown_zone(name, zone) from None
+        for zone in _zones(dtype):
+            try:
+                pl.Series(dtype=pl.Int64).cast(pl.Datetime("us", zone))
+            except pl.exceptions.ComputeError:
+                raise _unknown_zone(name, zone) from None
+
+
+def _zones(dtype: pl.DataType) -> Iterator[str]:
+    """The time zones of the timestamps in ``dtype``, in lists, arrays and structs too."""
+    if isinstance(dtype, pl.Datetime):
+        if dtype.time_zone is not None:
+            yield dtype.time_zone
+    elif isinstance(dtype, (pl.List, pl.Array)):
+        yield from _zones(dtype.inner)
+    elif isinstance(dtype, pl.Struct):
+        for field in dtype.fields:
+            yield from _zones(field.dtype)
 
 
 def _unknown_zone(name: str, zone: str) -> ContractlangError:
