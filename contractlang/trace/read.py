@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from polars._typing import PolarsDataType
 
 from contractlang.diagnostics import NO_SPAN, Span, error
 from contractlang.errors import ContractlangError
@@ -126,7 +127,7 @@ def _check_zones(path: Path, name: str) -> None:
                 raise _unknown_zone(name, zone) from None
 
 
-def _zones(dtype: pl.DataType) -> Iterator[str]:
+def _zones(dtype: PolarsDataType) -> Iterator[str]:
     """The time zones of the timestamps in ``dtype``, in lists, arrays and structs too."""
     if isinstance(dtype, pl.Datetime):
         if dtype.time_zone is not None:
