@@ -317,6 +317,12 @@ def test_a_symlink_that_loops_is_refused_and_stays_a_link(
         files.write_file(loop, lambda p: p.write_text("x"))
     assert written.value.diagnostics[0].code == "E501"
     assert written.value.diagnostics[0].message.endswith("it is a symbolic link that loops")
+    inside = folder / "ledger.csv"  # the output is no link, a folder on its way is
+    result = run("evaluate", spot, trace, "--ledger", inside)
+    assert result.exit_code == 2, result.output
+    assert f"`--ledger {inside}`: a folder on its way is a symbolic link that loops" in (
+        result.stderr
+    )
     assert [p.is_symlink() for p in (loop, one, two, folder)] == [True] * 4
     assert os.readlink(loop) == loop.name
     assert not list(tmp_path.glob(".*.tmp"))

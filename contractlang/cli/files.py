@@ -198,9 +198,14 @@ def _loops(path: Path) -> bool:
 def _refuse_loop(path: Path, flag: str) -> None:
     if _loops(path):
         raise usage_error(
-            f"`{flag} {path}`: it is a symbolic link that loops",
+            f"`{flag} {path}`: {_which_loops(path)} is a symbolic link that loops",
             help="point the link at a file, or give another path",
         )
+
+
+def _which_loops(path: Path) -> str:
+    """``it`` (the path itself) or ``a folder on its way`` (a parent), as a message says."""
+    return "it" if path.is_symlink() and not _loops(path.parent) else "a folder on its way"
 
 
 def _within(path: str, folder: str) -> bool:
@@ -223,7 +228,7 @@ def write_file(
     docstring); any failure (``failures``: what ``write`` may raise) is E501 and leaves
     ``path`` as it was (a symbolic link that loops, E501 too, stays a link)."""
     if _loops(path):
-        raise write_error(path, "it is a symbolic link that loops")
+        raise write_error(path, f"{_which_loops(path)} is a symbolic link that loops")
     target = Path(os.path.realpath(path))
     try:
         st: os.stat_result | None = target.stat()
