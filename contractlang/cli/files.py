@@ -185,27 +185,30 @@ class Outputs:
         self._planned[real] = f"`{flag} {path}`"
 
 
-def _loops(path: Path) -> bool:
-    """Whether ``path`` is a symbolic link that never reaches a file or a missing name (it
-    points at itself, or round a cycle): writing "through" it would replace the link."""
-    try:
-        os.path.realpath(path, strict=True)
-    except OSError as exc:
-        return exc.errno == errno.ELOOP
-    return False
+def _looping(path: Path) -> str | None:
+    """What of ``path`` is a symbolic link that never reaches a file or a missing name (it
+    points at itself, or round a cycle) — ``it`` or ``a folder on its way`` — or ``None``:
+    writing "through" such a link would replace it."""
+
+    def loops(p: Path) -> bool:
+        try:
+            os.path.realpath(p, strict=True)
+        except OSError as exc:
+            return exc.errno == errno.ELOOP
+        return False
+
+    if not loops(path):
+        return None
+    return "it" if path.is_symlink() and not loops(path.parent) else "a folder on its way"
 
 
 def _refuse_loop(path: Path, flag: str) -> None:
-    if _loops(path):
+    looping = _looping(path)
+    if looping:
         raise usage_error(
-            f"`{flag} {path}`: {_which_loops(path)} is a symbolic link that loops",
+            f"`{flag} {path}`: {looping} is a symbolic link that loops",
             help="point the link at a file, or give another path",
         )
-
-
-def _which_loops(path: Path) -> str:
-    """``it`` (the path itself) or ``a folder on its way`` (a parent), as a message says."""
-    return "it" if path.is_symlink() and not _loops(path.parent) else "a folder on its way"
 
 
 def _within(path: str, folder: str) -> bool:
@@ -227,8 +230,9 @@ def write_file(
     """Write ``path`` by calling ``write`` with the path to write to (see the module's
     docstring); any failure (``failures``: what ``write`` may raise) is E501 and leaves
     ``path`` as it was (a symbolic link that loops, E501 too, stays a link)."""
-    if _loops(path):
-        raise write_error(path, f"{_which_loops(path)} is a symbolic link that loops")
+    looping = _looping(path)
+    if looping:
+        raise write_error(path, f"{looping} is a symbolic link that loops")
     target = Path(os.path.realpath(path))
     try:
         st: os.stat_result | None = target.stat()
