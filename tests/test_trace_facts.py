@@ -6,6 +6,8 @@ duration, so 8 GPUs × 85 minutes is ``timedelta(minutes=680)``.
 
 from __future__ import annotations
 
+import sys
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -20,12 +22,18 @@ from support.events import started as start
 from contractlang.lang.frames import ALLOCATION_SCHEMA, RUN_SCHEMA
 from contractlang.trace import asof, derive_facts, generate_trace, load_trace
 
+#: Whether :func:`facts` derives without what validation found (``Trace.index``).
+WITHOUT_INDEX = False
 
-@pytest.fixture(autouse=True, params=["packed keys", "by-run joins"])
+
+@pytest.fixture(autouse=True, params=["packed keys", "by-run joins", "without the index"])
 def asof_strategy(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test runs with both ways of joining within a run (asof.Keys)."""
+    """Every test runs with both ways of joining within a run (asof.Keys), and without the
+    validation's index (its end rows and its checkpoints sorted by run)."""
     if request.param == "by-run joins":
         monkeypatch.setattr(asof, "MAX_KEY_BITS", 0)
+    if request.param == "without the index":
+        monkeypatch.setattr(sys.modules[__name__], "WITHOUT_INDEX", True)
     return str(request.param)
 
 
@@ -40,7 +48,10 @@ def frame(rows: list[dict[str, Any]], extra: dict[str, pl.DataType] | None = Non
 def facts(
     rows: list[dict[str, Any]], **kw: Any
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    allocations, runs = derive_facts(load_trace(frame(rows), **kw)).collect()
+    trace = load_trace(frame(rows), **kw)
+    if WITHOUT_INDEX:
+        trace = replace(trace, index=None)
+    allocations, runs = derive_facts(trace).collect()
     return (
         {r["alloc_id"]: r for r in allocations.iter_rows(named=True)},
         {r["run_id"]: r for r in runs.iter_rows(named=True)},
@@ -321,6 +332,26 @@ def test_checkpoints_of_another_run_do_not_count() -> None:
     assert a["a1"]["replayed_steps"] == 50  # 50 − 0: no checkpoint, from step 0
 
 
+def test_a_checkpoint_the_clock_skew_moved_is_looked_up_at_its_new_time() -> None:
+    # validation sorts the checkpoints by run and time for W101, and derive reuses that
+    # order; a checkpoint the skew moves (here 0.5 s after a1's end, to its end) has a new
+    # time, so that order is not kept and the lookup sees the moved time
+    rows = [
+        start("r1", "a1", 0),
+        ev("r1", None, 5, "checkpoint", step=3),
+        ev("r1", "a1", 10, "reclaimed", step=8),
+        ev("r1", "a1", 10 + 0.5 / 60, "checkpoint", step=7),  # 10 min 0.5 s
+    ]
+    trace = load_trace(frame(rows))
+    assert [w.code for w in trace.warnings] == ["W106"]
+    assert trace.index is not None
+    assert trace.index.checkpoints is None
+    a, _ = facts(rows)
+    assert a["a1"]["last_checkpoint_at"] == at(10)  # moved to the end: "at or before" holds
+    assert a["a1"]["last_checkpoint_step"] == 7
+    assert a["a1"]["replayed_steps"] == 1  # 8 − 7 (at its old time it would be 8 − 3 = 5)
+
+
 def test_a_rollback_never_gives_negative_replayed_steps() -> None:
     tr = load_trace(
         frame(
@@ -428,6 +459,35 @@ def test_facts_are_a_function_of_each_runs_events(keep: list[str]) -> None:
     part, part_runs = derive_facts(load_trace(frame(part_rows))).collect()
     assert whole.filter(pl.col("run_id").is_in(keep)).equals(part)
     assert whole_runs.filter(pl.col("run_id").is_in(keep)).equals(part_runs)
+
+
+@pytest.mark.parametrize("order", ["in file order", "shuffled"])
+def test_the_checkpoints_sorted_while_validating_give_the_same_facts(order: str) -> None:
+    # a generated trace with ties and missing steps among its checkpoints, in time order or
+    # shuffled (then W101 and the facts both sort): the facts derived with the validation's
+    # sorted checkpoints equal those derived without them, and without the whole index
+    df = generate_trace(60, seed=4)
+    ck = pl.col("event") == "checkpoint"
+    df = df.with_columns(
+        # every seventh checkpoint without a step; every fifth at its predecessor's time
+        pl.when(ck & (pl.int_range(pl.len()) % 7 == 0)).then(None).otherwise("step").alias("step"),
+        pl.when(ck & (pl.int_range(pl.len()) % 5 == 0))
+        .then(pl.col("ts").shift(1).fill_null(pl.col("ts")))
+        .otherwise("ts")
+        .alias("ts"),
+    )
+    if order == "shuffled":
+        df = df.sample(fraction=1.0, shuffle=True, seed=2)
+    trace = load_trace(df)
+    assert trace.index is not None
+    assert trace.index.checkpoints is not None
+    with_order = derive_facts(trace).collect()
+    assert with_order[0]["last_checkpoint_at"].null_count() < with_order[0].height
+    no_order = replace(trace, index=replace(trace.index, checkpoints=None))
+    for other in (no_order, replace(trace, index=None)):
+        facts_other = derive_facts(other).collect()
+        assert with_order[0].equals(facts_other[0])
+        assert with_order[1].equals(facts_other[1])
 
 
 def test_both_join_strategies_agree_on_a_generated_trace(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -38,6 +38,11 @@ def run_sums(
         return expr.cast(pl.Int128).sum()
 
     gpus = pl.col("gpus").cast(pl.Int128)
+    runs = wide.get_column("run_id")
+    if not runs.null_count() and runs.is_sorted():
+        # in run order, as the facts come (attempt order): said so, polars sums each run's
+        # slice instead of hashing every allocation's run id (0.28 → 0.14 s at 929k)
+        wide = wide.with_columns(runs.set_sorted())
     per_run = wide.group_by("run_id").agg(
         gross_minor=total(pl.col("charge_minor")),
         credit_lines_minor=total(

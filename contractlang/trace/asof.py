@@ -73,6 +73,7 @@ class Keys:
         exact: bool = True,
         by_time: bool = False,
         right_in_file_order: bool = False,
+        right_by_run: bool = False,
     ) -> pl.LazyFrame:
         """The columns of ``right`` (but ``run_key``) as-of joined to the rows of ``alloc``
         (which has a :data:`POSITION` column), in ``alloc``'s order: only the keys of
@@ -87,6 +88,7 @@ class Keys:
             exact=exact,
             by_time=by_time,
             right_in_file_order=right_in_file_order,
+            right_by_run=right_by_run,
         )
         columns = [c for c in right.collect_schema().names() if c != RUN_KEY]
         return joined.sort(POSITION).select(columns)
@@ -102,12 +104,17 @@ class Keys:
         exact: bool = True,
         by_time: bool = False,
         right_in_file_order: bool = False,
+        right_by_run: bool = False,
     ) -> pl.LazyFrame:
         """Join to each row of ``left`` the row of ``right`` of the same run nearest in time:
         the latest at or before ``left_on`` (backward) or the earliest at or after it
         (forward); strictly before or after when ``exact`` is false. Ties in ``right``: the
         last (backward) or first (forward) in its current order. ``right_in_file_order``
-        says ``right`` is rows of the events in file order, with ``right_on`` their time."""
+        says ``right`` is rows of the events in file order, with ``right_on`` their time;
+        ``right_by_run`` that it is sorted by run, then ``right_on`` (its packed keys are
+        then in order, and it is not sorted again; ``by_time`` is then not used)."""
+        if right_by_run and self.origin is not None:
+            by_time = False
         if by_time or self.origin is None:
             in_order = self.ordered and right_in_file_order  # a stable sort would keep it
             return left.sort(left_on).join_asof(
@@ -121,11 +128,11 @@ class Keys:
             )
         columns = [c for c in right.collect_schema().names() if c != RUN_KEY]
         keyed_left = left.with_columns(self._key(left_on).alias("_lkey")).sort("_lkey")
-        keyed_right = (
-            right.with_columns(self._key(right_on).alias("_rkey"))
-            .rename({RUN_KEY: "_rrun"})
-            .sort("_rkey", maintain_order=True)
+        keyed_right = right.with_columns(self._key(right_on).alias("_rkey")).rename(
+            {RUN_KEY: "_rrun"}
         )
+        if not right_by_run:
+            keyed_right = keyed_right.sort("_rkey", maintain_order=True)
         joined = keyed_left.join_asof(
             keyed_right,
             left_on="_lkey",

@@ -104,7 +104,15 @@ def derive_facts(trace: Trace) -> Facts:
     run_requests = ev.filter((event == "requested") & pl.col("alloc_id").is_null()).select(
         RUN_KEY, pl.col("ts").alias("_run_request")
     )
-    checkpoints = ev.filter((event == "checkpoint") & pl.col("valid").fill_null(True)).select(
+    # the valid checkpoints: sorted by run already when validation left them so (W101 sorts
+    # them), else in file order
+    ordered = found.checkpoints if found is not None else None
+    valid_checkpoints = (
+        ordered.lazy()
+        if ordered is not None
+        else ev.filter((event == "checkpoint") & pl.col("valid").fill_null(True))
+    )
+    checkpoints = valid_checkpoints.select(
         RUN_KEY,
         pl.col("ts").alias("last_checkpoint_at"),
         pl.col("step").alias("last_checkpoint_step"),
@@ -142,7 +150,8 @@ def derive_facts(trace: Trace) -> Facts:
         "last_checkpoint_at",
         "backward",
         by_time=True,
-        right_in_file_order=True,
+        right_in_file_order=ordered is None,
+        right_by_run=ordered is not None,
     )
     alloc = pl.concat([alloc, next_starts, requests, last_checkpoints], how="horizontal")
     run_request = pl.when(

@@ -142,7 +142,10 @@ class TraceIndex:
     it never ends), and the times of its earliest ``notice`` (``notice_at``) and of its
     earliest own ``requested`` (``own_request``), null when it has none. ``events`` is the
     frame they describe: a trace whose events are another frame (a shard, say) does not use
-    this index (``events`` is the trace's ``dense``).
+    this index (``events`` is the trace's ``dense``). ``checkpoints`` are the valid
+    checkpoints (``run_key``, ``ts``, ``step``) sorted by run, then time, ties in file order
+    (:func:`~contractlang.trace.checkpoints.by_run`), or ``None`` when ``events`` are not the
+    rows they were sorted from (the clock skew moved some).
 
     >>> from contractlang.trace import generate_trace, load_trace
     >>> index = load_trace(generate_trace(2, seed=3)).index
@@ -153,6 +156,7 @@ class TraceIndex:
     run_ids: pl.Series
     allocations: pl.DataFrame
     events: pl.DataFrame = field(repr=False, compare=False)
+    checkpoints: pl.DataFrame | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """The rules that read one row, or rows compared without their allocation: an event's source,
 required values, positive GPUs (T005, T011, T015), values in the range the engine keeps
 exactly and prices that cannot be (T020, T021, :mod:`~contractlang.trace.limits`); exact
-duplicates (T012); and the warnings on one row: many GPUs, a high price (W103, W105), and
-checkpoint steps that go back (W101)."""
+duplicates (T012); and the warnings on one row: many GPUs, a high price (W103, W105).
+(Checkpoint steps that go back, W101, are :mod:`~contractlang.trace.checkpoints`'.)"""
 
 from __future__ import annotations
 
@@ -276,76 +276,7 @@ def _time_first_key(span: dict[str, Any]) -> pl.Expr:
     return since * (1 << low_bits) + low + pl.col("event").to_physical().cast(pl.Int64)
 
 
-# --------------------------------------------------------------------------- warnings
-
-
-def rollbacks(events: pl.LazyFrame, bad_valid: pl.Expr, time_ordered: bool) -> pl.LazyFrame:
-    """W101: a valid checkpoint whose step is below an earlier valid one of the run.
-
-    Checkpoints are taken in time order (ties in file order). A checkpoint whose `valid`,
-    `step`, `ts` or `run_id` is bad (or missing) is left out: it cannot be placed or compared.
-    ``time_ordered`` says the rows are in time order already, as logs usually are."""
-    ck = events.filter(
-        (pl.col("event") == "checkpoint")
-        & pl.col("valid").fill_null(True)
-        & ~bad_valid
-        & pl.col("step").is_not_null()
-        & pl.col("ts").is_not_null()
-        & pl.col(RUN_KEY).is_not_null()
-    ).select(ROW, RUN_KEY, "ts", "step")
-    ck = _with_earlier_max(ck, time_ordered).filter(pl.col("step") < pl.col("_max"))
-    return pb.problems(
-        ck,
-        "W101",
-        pl.concat_str(
-            pl.lit("checkpoint step "),
-            pl.col("step").cast(pl.String),
-            pl.lit(" is below an earlier valid checkpoint's step "),
-            pl.col("_max").cast(pl.String),
-        ),
-        help="a deliberate rollback is fine; `last_checkpoint` is still the latest valid one",
-    )
-
-
-def _with_earlier_max(ck: pl.LazyFrame, time_ordered: bool) -> pl.LazyFrame:
-    """``ck`` (checkpoints, in file order) with ``_max``: the largest step of the run's
-    checkpoints before each in time order, ties in file order (null for a run's first).
-
-    Said plainly: a stable sort by time, then ``cum_max().shift(1).over(run_key)``. The same,
-    faster: one stable sort that puts each run's checkpoints together in that order (by run
-    alone when the rows are in time order already, else by ``run_key × 2^b + µs``), then one
-    running maximum over the whole frame of ``run_key × 2^bits + (step − lowest step)``, which
-    in a run's rows can only come from a step of that run, since earlier runs pack below it.
-    Rows come out in run order. When the numbers do not fit in 62 bits, the plain way."""
-    bounds = ck.select(
-        pl.col("step").min().alias("lo"),
-        pl.col("step").max().alias("hi"),
-        pl.col(RUN_KEY).max().alias("runs"),
-        pl.col("ts").dt.epoch("us").min().alias("first"),  # µs: a time out of range is no
-        pl.col("ts").dt.epoch("us").max().alias("last"),  # Python datetime
-    ).collect(engine=ENGINE)
-    lo, hi, runs, first, last = bounds.row(0)
-    in_time = ck if time_ordered else ck.sort("ts", maintain_order=True)
-    plain = in_time.with_columns(pl.col("step").cum_max().shift(1).over(RUN_KEY).alias("_max"))
-    if lo is None or hi is None or runs is None or first is None or last is None:
-        return plain
-    run_bits = int(runs).bit_length()
-    step_bits = max(1, (int(hi) - int(lo)).bit_length())
-    time_bits = max(1, (int(last) - int(first)).bit_length())
-    if run_bits + step_bits > 62 or (not time_ordered and run_bits + time_bits > 62):
-        return plain
-    if time_ordered:
-        by_run = ck.sort(RUN_KEY, maintain_order=True)
-    else:
-        since = pl.col("ts").dt.epoch("us") - int(first)
-        by_run = ck.sort(
-            pl.col(RUN_KEY).cast(pl.Int64) * (1 << time_bits) + since, maintain_order=True
-        )
-    base = pl.col(RUN_KEY).cast(pl.Int64) * (1 << step_bits)
-    packed = base + (pl.col("step") - int(lo))
-    same_run = pl.col(RUN_KEY) == pl.col(RUN_KEY).shift(1)
-    earlier = pl.when(same_run).then(packed.cum_max().shift(1) - base + int(lo))
-    return by_run.with_columns(earlier.alias("_max"))
+# --------------------------------------------------------------------------- order
 
 
 def time_ordered(ev: pl.DataFrame) -> bool:

@@ -33,6 +33,7 @@ import polars as pl
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Severity
 from contractlang.errors import ContractlangError
 from contractlang.lang.numbers import counted, plain, scaled
+from contractlang.trace import checkpoints
 from contractlang.trace import problems as pb
 from contractlang.trace.allocation_rules import INDEX_COLUMNS, Findings, allocation_rules
 from contractlang.trace.model import BAD, Normalised, Quarantine, Trace, TraceIndex, bad_flag
@@ -41,7 +42,6 @@ from contractlang.trace.row_rules import (
     ENGINE,
     bad,
     duplicates,
-    rollbacks,
     row_problems,
     row_warnings,
     time_ordered,
@@ -113,12 +113,14 @@ def validate(
 @dataclass(frozen=True)
 class Checked:
     """What the rules found in normalised events (a whole trace's, or a shard's runs'): the
-    errors and warnings, every allocation's summary, and the rows the clock skew moved."""
+    errors and warnings, every allocation's summary, the rows the clock skew moved, and the
+    valid checkpoints in run order (:func:`~contractlang.trace.checkpoints.by_run`)."""
 
     normal: Normalised
     found: pb.Collected
     warns: pb.Collected
     findings: Findings
+    checkpoints: pl.DataFrame
 
     @property
     def total(self) -> int:
@@ -164,9 +166,10 @@ def check(
     frames.append(duplicates(good, normal.sparse))
 
     found = pb.collect(frames, file=sources, limit=max_problems)
+    ordered = checkpoints.by_run(ev.lazy(), bad(ev, "valid"), time_ordered(ev))
     warns = pb.collect(
         [
-            rollbacks(ev.lazy(), bad(ev, "valid"), time_ordered(ev)),
+            checkpoints.rollbacks(ordered),
             *row_warnings(ev, normal.sparse),
             *findings.warnings,
         ],
@@ -174,7 +177,7 @@ def check(
         limit=max_problems,
         severity=Severity.WARNING,
     )
-    return Checked(normal, found, warns, findings)
+    return Checked(normal, found, warns, findings, ordered)
 
 
 def check_runs(
@@ -283,6 +286,8 @@ def finish(
         .sort("start_row")
         .collect(engine=ENGINE),
         events,
+        # sorted by the times read: a time the clock skew moved may move a checkpoint
+        None if findings.clamped.height else checked.checkpoints.drop(ROW),
     )
     return Trace(
         dense=events,
