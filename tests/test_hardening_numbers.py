@@ -62,6 +62,41 @@ def test_a_64_gpu_allocation_from_year_1_to_9999_is_rejected_not_wrapped() -> No
     assert "64 GPUs for 87,640,656 hours, 5,609,001,984 GPU-hours" in message
 
 
+WEEK = timedelta(days=7)
+
+
+def test_a_run_holding_more_than_64_bits_of_gpu_time_is_rejected() -> None:
+    # each allocation fits: 10,000,000 GPUs × 7 days = 10^7 × 6.048 × 10^11 µs
+    # = 6.048 × 10^18 GPU-µs ≤ 2^63 − 1 ≈ 9.22 × 10^18; run r1's two hold 1.2096 × 10^19,
+    # more than a run may hold; r2's one does not
+    rows = [
+        *allocation("r1", "a1", T0, T0 + WEEK, MAX_GPUS),
+        *allocation("r1", "a2", T0 + WEEK, T0 + 2 * WEEK, MAX_GPUS),
+        *allocation("r2", "b1", T0, T0 + WEEK, MAX_GPUS),
+    ]
+    with pytest.raises(ContractlangError) as exc:
+        load_trace(frame(rows))
+    errors = [d for d in exc.value.diagnostics if d.is_error]
+    assert [(d.code, d.span.line) for d in errors] == [("T020", 1)]  # r1's first start row
+    # 2 × 10^7 GPUs × 168 hours = 3,360,000,000 GPU-hours; the limit, (2^63 − 1) µs in hours
+    assert errors[0].message == (
+        "the run of this allocation holds 3,360,000,000 GPU-hours in 2 allocations: "
+        "more than one run may hold (2,562,047,788 GPU-hours)"
+    )
+
+
+def test_runs_that_each_fit_are_valid_when_all_together_do_not() -> None:
+    # 6.048 × 10^18 GPU-µs in each of two runs: each fits, the two together (1.2096 × 10^19)
+    # would not; only a run's own allocations count
+    rows = [
+        *allocation("r1", "a1", T0, T0 + WEEK, MAX_GPUS),
+        *allocation("r2", "b1", T0, T0 + WEEK, MAX_GPUS),
+    ]
+    trace = load_trace(frame(rows))
+    assert trace.summary.runs == 2
+    assert MAX_GPUS * (WEEK // timedelta(microseconds=1)) * 2 > MAX_GPU_US
+
+
 def test_validate_says_invalid_on_the_command_line(tmp_path: Path) -> None:
     path = tmp_path / "wide.parquet"
     frame(

@@ -461,10 +461,11 @@ def test_facts_are_a_function_of_each_runs_events(keep: list[str]) -> None:
     assert whole_runs.filter(pl.col("run_id").is_in(keep)).equals(part_runs)
 
 
-@pytest.mark.parametrize("order", ["in file order", "shuffled"])
+@pytest.mark.parametrize("order", ["in file order", "one run after another", "shuffled"])
 def test_the_checkpoints_sorted_while_validating_give_the_same_facts(order: str) -> None:
-    # a generated trace with ties and missing steps among its checkpoints, in time order or
-    # shuffled (then W101 and the facts both sort): the facts derived with the validation's
+    # a generated trace with ties and missing steps among its checkpoints, in time order, one
+    # run after another (each run's rows in time order, the file's not) or shuffled (then
+    # the checkpoints are sorted by run and time): the facts derived with the validation's
     # sorted checkpoints equal those derived without them, and without the whole index
     df = generate_trace(60, seed=4)
     ck = pl.col("event") == "checkpoint"
@@ -478,6 +479,8 @@ def test_the_checkpoints_sorted_while_validating_give_the_same_facts(order: str)
     )
     if order == "shuffled":
         df = df.sample(fraction=1.0, shuffle=True, seed=2)
+    if order == "one run after another":
+        df = df.sort("run_id", maintain_order=True)
     trace = load_trace(df)
     assert trace.index is not None
     assert trace.index.checkpoints is not None

@@ -156,12 +156,16 @@ def _capacity(per: pl.DataFrame, end: pl.Expr) -> tuple[list[pl.LazyFrame], list
         (span.cast(pl.Int128) * pl.col("_gpus").clip(lower_bound=0).cast(pl.Int128)).alias("_gu"),
     )
     wide = sized.filter(pl.col("_gu") > MAX_GPU_US)
-    runs = (
-        sized.filter(pl.col("_gu") <= MAX_GPU_US)
-        .group_by("_run")
-        .agg(pl.col("_gu").sum(), pl.col(ROW).min(), pl.len().alias("_n"))
-        .filter(pl.col("_gu") > MAX_GPU_US)
-    )
+    fit = sized.filter(pl.col("_gu") <= MAX_GPU_US)
+    runs = fit.head(0)
+    # a run holds no more than all allocations together hold (counting none below 0): when
+    # that fits, so does every run, and they need not be grouped
+    if fit.select(pl.col("_gu").clip(lower_bound=0).sum()).item() > MAX_GPU_US:
+        runs = (
+            fit.group_by("_run")
+            .agg(pl.col("_gu").sum(), pl.col(ROW).min(), pl.len().alias("_n"))
+            .filter(pl.col("_gu") > MAX_GPU_US)
+        )
     errors = []
     limit = f"{MAX_GPU_US // MICROS_PER_HOUR:,} GPU-hours"
     if wide.height:

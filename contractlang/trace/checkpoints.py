@@ -24,7 +24,8 @@ def by_run(events: pl.LazyFrame, bad_valid: pl.Expr, time_ordered: bool) -> pl.D
     time, ties in file order. A checkpoint whose `valid`, `ts` or `run_id` is bad or missing
     is left out (it cannot be placed); one without a `step` is kept (it is still a run's last
     checkpoint), and W101 leaves it out. ``time_ordered`` says the rows are in time order
-    already, as logs usually are: then a stable sort by run alone puts them in order.
+    already, as logs usually are: then a stable sort by run alone puts them in order (as it
+    does whenever each run's checkpoints are in time order, which is checked).
 
     >>> ev = pl.DataFrame({"row": [1, 2, 3], "run_key": [1, 0, 0], "event": ["checkpoint"] * 3,
     ...     "ts": [3, 2, 1], "step": [5, 7, None], "valid": [True, None, True]})
@@ -38,8 +39,11 @@ def by_run(events: pl.LazyFrame, bad_valid: pl.Expr, time_ordered: bool) -> pl.D
         & pl.col("ts").is_not_null()
         & pl.col(RUN_KEY).is_not_null()
     ).select(ROW, RUN_KEY, "ts", "step")
-    if time_ordered:
-        return ck.sort(RUN_KEY, maintain_order=True).collect(engine=ENGINE)
+    # a stable sort by run alone is enough when each run's checkpoints come in time order,
+    # as they do in a log in time order, or in files concatenated (one per source, say)
+    by_run_alone = ck.sort(RUN_KEY, maintain_order=True).collect(engine=ENGINE)
+    if time_ordered or _each_run_in_time_order(by_run_alone):
+        return by_run_alone
     bounds = ck.select(
         pl.col(RUN_KEY).max().alias("runs"),
         pl.col("ts").dt.epoch("us").min().alias("first"),  # µs: a time out of range is no
@@ -55,6 +59,13 @@ def by_run(events: pl.LazyFrame, bad_valid: pl.Expr, time_ordered: bool) -> pl.D
     since = pl.col("ts").dt.epoch("us") - int(first)
     packed = pl.col(RUN_KEY).cast(pl.Int64) * (1 << time_bits) + since
     return ck.sort(packed, maintain_order=True).collect(engine=ENGINE)
+
+
+def _each_run_in_time_order(ck: pl.DataFrame) -> bool:
+    """Whether the rows of ``ck``, sorted by run, are in time order within each run."""
+    ts, run = pl.col("ts"), pl.col(RUN_KEY)
+    back = (ts < ts.shift(1)) & (run == run.shift(1))
+    return not ck.select(back.any()).item()
 
 
 def rollbacks(ordered: pl.DataFrame) -> pl.LazyFrame:
