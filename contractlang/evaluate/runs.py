@@ -34,29 +34,27 @@ def run_sums(
     The sums (:data:`SUMS`) are 128-bit integers, so none can wrap: the caller checks that
     they fit 64 bits (:func:`contractlang.evaluate.trace_checks.fit_sums`)."""
 
-    def total(expr: pl.Expr) -> pl.Expr:
-        return expr.cast(pl.Int128).sum()
-
     gpus = pl.col("gpus").cast(pl.Int128)
-    runs = wide.get_column("run_id")
+    # each allocation's part of each sum, in one narrow frame of one chunk
+    parts = wide.select(
+        "run_id",
+        gross_minor=pl.col("charge_minor"),
+        credit_lines_minor=pl.sum_horizontal(
+            [pl.col(t.column).fill_null(0) for t in plan.credits] or [pl.lit(0, pl.Int64)]
+        ),
+        alloc_cap_minor=pl.sum_horizontal(
+            [pl.col(t.column) for t in plan.caps] or [pl.lit(0, pl.Int64)]
+        ),
+        pool_minor=pl.col("credit_pool_minor"),
+        billable_gpu_us=gpus * pl.col("billable_us"),
+        excluded_gpu_us=gpus * (pl.col("runtime_us") - pl.col("remaining_us")),
+    ).rechunk()
+    runs = parts.get_column("run_id")
     if not runs.null_count() and runs.is_sorted():
         # in run order, as the facts come (attempt order): said so, polars sums each run's
-        # slice instead of hashing every allocation's run id (0.28 → 0.14 s at 929k)
-        wide = wide.with_columns(runs.set_sorted())
-    per_run = wide.group_by("run_id").agg(
-        gross_minor=total(pl.col("charge_minor")),
-        credit_lines_minor=total(
-            pl.sum_horizontal(
-                [pl.col(t.column).fill_null(0) for t in plan.credits] or [pl.lit(0, pl.Int64)]
-            )
-        ),
-        alloc_cap_minor=total(
-            pl.sum_horizontal([pl.col(t.column) for t in plan.caps] or [pl.lit(0, pl.Int64)])
-        ),
-        pool_minor=total(pl.col("credit_pool_minor")),
-        billable_gpu_us=total(gpus * pl.col("billable_us")),
-        excluded_gpu_us=total(gpus * (pl.col("runtime_us") - pl.col("remaining_us"))),
-    )
+        # slice instead of hashing every allocation's run id (0.23 → 0.14 s at 929k)
+        parts = parts.with_columns(runs.set_sorted())
+    per_run = parts.group_by("run_id").agg(pl.col(c).cast(pl.Int128).sum() for c in SUMS)
     return run_facts.join(per_run, on="run_id", how="left").with_columns(
         pl.col(*SUMS).fill_null(0),
         settle_month=s.billing_month(pl.col("last_end")),
