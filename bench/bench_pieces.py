@@ -30,9 +30,10 @@ from bench_facts import generate
 
 from contractlang.trace import problems as pb
 from contractlang.trace.allocation_rules import allocation_rules
+from contractlang.trace.checkpoints import by_run, rollbacks
 from contractlang.trace.normalise import normalise, prepare
 from contractlang.trace.read import read
-from contractlang.trace.row_rules import bad, duplicates, rollbacks, time_ordered
+from contractlang.trace.row_rules import bad, duplicates, time_ordered
 from contractlang.trace.schema import COLUMNS
 from contractlang.trace.validate import check
 
@@ -57,7 +58,9 @@ def pieces(trace: Path, repeat: int) -> list[tuple[str, float]]:
     normal = normalise(read(trace, trace.name), trace.name)
     ev = normal.events
     raw_ids = lf.select("run_id").collect().get_column("run_id")
-    ids = raw_ids.drop_nulls().unique().sort()
+    distinct = pl.col("run_id").drop_nulls().unique().sort()  # as normalise finds them
+    ids = raw_ids.to_frame().lazy().select(distinct).collect().get_column("run_id")
+    ordered = by_run(ev.lazy(), bad(ev, "valid"), time_ordered(ev))
     rows = ev.lazy().filter(pl.col("alloc_id").is_not_null())
     sources = pb.Sources.of(trace.name)
     steps: list[tuple[str, Callable[[], object]]] = [
@@ -67,7 +70,10 @@ def pieces(trace: Path, repeat: int) -> list[tuple[str, float]]:
             lambda: prep.lf.select(values).collect(engine="streaming"),
         ),
         ("normalise (whole)", lambda: normalise(read(trace, trace.name), trace.name)),
-        ("distinct run ids", lambda: raw_ids.drop_nulls().unique().sort()),
+        (
+            "distinct run ids",
+            lambda: raw_ids.to_frame().lazy().select(distinct).collect(),
+        ),
         ("run_key: the Enum cast", lambda: raw_ids.cast(pl.Enum(ids))),
         (
             "allocation rules",
@@ -87,9 +93,10 @@ def pieces(trace: Path, repeat: int) -> list[tuple[str, float]]:
         ),
         ("duplicates (T012)", lambda: duplicates(ev.lazy(), normal.sparse).collect()),
         (
-            "rollbacks (W101)",
-            lambda: rollbacks(ev.lazy(), bad(ev, "valid"), time_ordered(ev)).collect(),
+            "checkpoints sorted by run",
+            lambda: by_run(ev.lazy(), bad(ev, "valid"), time_ordered(ev)),
         ),
+        ("  rollbacks (W101) on them", lambda: rollbacks(ordered).collect()),
         (
             "every rule (check)",
             lambda: check(normal, sources, open_at=None, max_problems=50, clock_skew=SKEW),
