@@ -11,11 +11,10 @@ metered GPU-time; each phase is reported as a ratio to that floor, measured in t
 
 Phases:
 
-- ``load``: :func:`load_trace` (read, normalise, every validation rule). It also saves the
-  normalised events and the trace's index (Arrow IPC) so the next phase does not pay for
-  loading again.
-- ``derive``: :func:`derive_facts` collected (both frames), from the saved events and index,
-  as after :func:`load_trace`; writes the facts for the comparison.
+- ``load``: :func:`load_trace` (read, normalise, every validation rule).
+- ``derive``: :func:`derive_facts` collected (both frames), after an untimed
+  :func:`load_trace` (whose memory is then the phase's base); writes the facts for the
+  comparison.
 - ``duckdb``: the same facts written by hand in DuckDB SQL from the Parquet file, checked
   equal to polars' facts column by column (an independent implementation of design §4).
 
@@ -109,12 +108,6 @@ def phase_load(trace: Path, work: Path) -> dict[str, Any]:
     t, cpu = time.perf_counter(), time.process_time()
     loaded = load_trace(trace)
     seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
-    loaded.events.write_ipc(work / "events.arrow")
-    (work / "summary.json").write_text(loaded.summary.model_dump_json(), encoding="utf-8")
-    (work / "extras.json").write_text(json.dumps(list(loaded.extras)), encoding="utf-8")
-    if loaded.index is not None:  # what validation found that deriving uses again
-        loaded.index.allocations.write_ipc(work / "index.arrow")
-        loaded.index.run_ids.to_frame().write_ipc(work / "run_ids.arrow")
     return {
         "seconds": seconds,
         "cpu_seconds": cpu,
@@ -126,16 +119,10 @@ def phase_load(trace: Path, work: Path) -> dict[str, Any]:
 def phase_derive(trace: Path, work: Path) -> dict[str, Any]:
     # imported here, in the child process that measures this step, so its
     # import time and memory count only where they are measured
-    from contractlang.trace import Trace, TraceIndex, TraceSummary, derive_facts  # noqa: PLC0415
+    from contractlang.trace import derive_facts, load_trace  # noqa: PLC0415
 
-    events = pl.read_ipc(work / "events.arrow")
-    summary = TraceSummary.model_validate_json((work / "summary.json").read_text())
-    extras = tuple(json.loads((work / "extras.json").read_text()))
-    index = None
-    if (work / "index.arrow").exists():
-        run_ids = pl.read_ipc(work / "run_ids.arrow").to_series()
-        index = TraceIndex(run_ids, pl.read_ipc(work / "index.arrow"), events)
-    loaded = Trace(events, str(trace), extras, (), summary, index=index)
+    # loaded here, untimed, as `evaluate` has it before deriving (the trace with its index)
+    loaded = load_trace(trace)
     before = current_rss_gb()
     reset_peak()
     t, cpu = time.perf_counter(), time.process_time()
