@@ -85,6 +85,21 @@ def test_a_run_holding_more_than_64_bits_of_gpu_time_is_rejected() -> None:
     )
 
 
+def test_an_allocation_ending_before_it_starts_does_not_hide_a_run_too_large() -> None:
+    # r1 holds 2 × 6.048 × 10^18 GPU-µs, too much; b1 ends a week before it starts (T009),
+    # −6.048 × 10^18: all three sum to 6.048 × 10^18, within 64 bits, but a negative span
+    # must not count against the others (only GPU-time at least 0 is summed to skip the runs)
+    rows = [
+        *allocation("r1", "a1", T0, T0 + WEEK, MAX_GPUS),
+        *allocation("r1", "a2", T0 + WEEK, T0 + 2 * WEEK, MAX_GPUS),
+        *allocation("r2", "b1", T0 + WEEK, T0, MAX_GPUS),
+    ]
+    with pytest.raises(ContractlangError) as exc:
+        load_trace(frame(rows))
+    assert ("T020", 1) in codes(exc)  # r1, at its first start row
+    assert ("T009", 6) in codes(exc)  # b1's end row
+
+
 def test_runs_that_each_fit_are_valid_when_all_together_do_not() -> None:
     # 6.048 × 10^18 GPU-µs in each of two runs: each fits, the two together (1.2096 × 10^19)
     # would not; only a run's own allocations count

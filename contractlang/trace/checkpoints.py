@@ -21,11 +21,13 @@ _KEY_BITS = 62
 
 def by_run(events: pl.LazyFrame, bad_valid: pl.Expr, time_ordered: bool) -> pl.DataFrame:
     """The valid checkpoints (``row``, ``run_key``, ``ts``, ``step``) sorted by run, then by
-    time, ties in file order. A checkpoint whose `valid`, `ts` or `run_id` is bad or missing
-    is left out (it cannot be placed); one without a `step` is kept (it is still a run's last
-    checkpoint), and W101 leaves it out. ``time_ordered`` says the rows are in time order
-    already, as logs usually are: then a stable sort by run alone puts them in order (as it
-    does whenever each run's checkpoints are in time order, which is checked).
+    time, ties in file order. A checkpoint whose `valid` is false or bad is left out, and so
+    is one whose `ts` or `run_id` is bad or missing (it cannot be placed); a missing `valid`
+    means valid. One without a `step` is kept (it is still a run's last checkpoint), and W101
+    leaves it out. ``time_ordered`` says the rows are in time order already, as logs usually
+    are: then a stable sort by run alone puts them in order, as it does whenever each run's
+    checkpoints are in time order, which is checked (so a trace where they are not pays for
+    that sort and a second one: 0.23 s more at 3.8M checkpoints).
 
     >>> ev = pl.DataFrame({"row": [1, 2, 3], "run_key": [1, 0, 0], "event": ["checkpoint"] * 3,
     ...     "ts": [3, 2, 1], "step": [5, 7, None], "valid": [True, None, True]})
