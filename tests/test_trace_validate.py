@@ -20,7 +20,7 @@ from support.events import event as ev
 from contractlang.codes import CODES
 from contractlang.diagnostics import Diagnostic
 from contractlang.errors import ContractlangError
-from contractlang.trace import load_trace
+from contractlang.trace import asof, load_trace
 from contractlang.trace.model import Trace
 from contractlang.trace.validate import TraceInvalid
 
@@ -547,7 +547,10 @@ def test_w101_a_rollback_is_a_warning_not_an_error() -> None:
     assert trace.summary.warnings == 1
 
 
-def test_w101_follows_time_not_file_order() -> None:
+@pytest.mark.parametrize("packed", [True, False], ids=["packed keys", "unpacked"])
+def test_w101_follows_time_not_file_order(packed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not packed:  # as when (run, time) or (run, step) does not fit 62 bits
+        monkeypatch.setattr(asof, "MAX_KEY_BITS", 0)
     rows = valid_rows()
     # row 5 is the checkpoint at minute 12 with step 10; insert, before it in the file, one at
     # minute 13 with step 8 (row 5), and one at minute 11 with step 9 (row 6)
