@@ -111,10 +111,8 @@ class Keys:
         (forward); strictly before or after when ``exact`` is false. Ties in ``right``: the
         last (backward) or first (forward) in its current order. ``right_in_file_order``
         says ``right`` is rows of the events in file order, with ``right_on`` their time;
-        ``right_by_run`` that it is sorted by run, then ``right_on`` (its packed keys are
-        then in order, and it is not sorted again; ``by_time`` is then not used)."""
-        if right_by_run and self.origin is not None:
-            by_time = False
+        ``right_by_run`` that it is sorted by run, then ``right_on``, ties in file order (its
+        packed keys are then in order: it is not sorted again)."""
         if by_time or self.origin is None:
             in_order = self.ordered and right_in_file_order  # a stable sort would keep it
             return left.sort(left_on).join_asof(

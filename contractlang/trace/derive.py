@@ -149,7 +149,9 @@ def derive_facts(trace: Trace) -> Facts:
         "end",
         "last_checkpoint_at",
         "backward",
-        by_time=True,
+        # sorted by run already: the packed keys need no sort; else by time (stable) is cheap
+        # on rows from a log in time order, where packed keys would need a full sort
+        by_time=ordered is None,
         right_in_file_order=ordered is None,
         right_by_run=ordered is not None,
     )
