@@ -157,15 +157,16 @@ def _capacity(per: pl.DataFrame, end: pl.Expr) -> tuple[list[pl.LazyFrame], list
     )
     wide = sized.filter(pl.col("_gu") > MAX_GPU_US)
     fit = sized.filter(pl.col("_gu") <= MAX_GPU_US)
-    runs = fit.head(0)
     # a run holds no more than all allocations together hold (counting none below 0): when
     # that fits, so does every run, and they need not be grouped
-    if fit.select(pl.col("_gu").clip(lower_bound=0).sum()).item() > MAX_GPU_US:
-        runs = (
-            fit.group_by("_run")
-            .agg(pl.col("_gu").sum(), pl.col(ROW).min(), pl.len().alias("_n"))
-            .filter(pl.col("_gu") > MAX_GPU_US)
-        )
+    all_fit = fit.select(pl.col("_gu").clip(lower_bound=0).sum()).item() <= MAX_GPU_US
+    runs = (
+        fit.group_by("_run")
+        .agg(pl.col("_gu").sum(), pl.col(ROW).min(), pl.len().alias("_n"))
+        .filter(pl.col("_gu") > MAX_GPU_US)
+        if not all_fit
+        else None
+    )
     errors = []
     limit = f"{MAX_GPU_US // MICROS_PER_HOUR:,} GPU-hours"
     if wide.height:
@@ -180,7 +181,7 @@ def _capacity(per: pl.DataFrame, end: pl.Expr) -> tuple[list[pl.LazyFrame], list
                 wide.with_columns(_m=pl.Series(messages)), "T020", pl.col("_m"), keep=["alloc_id"]
             )
         )
-    if runs.height:
+    if runs is not None and runs.height:
         messages = [
             f"the run of this allocation holds {_hours(r['_gu'])} GPU-hours in "
             f"{r['_n']:,} allocations: more than one run may hold ({limit})"
