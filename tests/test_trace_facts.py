@@ -438,6 +438,15 @@ def test_frames_have_the_schema_of_the_facts_catalog() -> None:
     assert runs["run_id"].to_list() == ["r1", "r2"]
 
 
+def test_the_facts_frames_columns_line_up_chunk_for_chunk() -> None:
+    # every contract reads these frames eagerly, several times, and polars copies a frame
+    # whose columns are chunked differently before each such read (`lang.frames.aligned`);
+    # `queue_wait`, computed from a lookup set beside the rows, was chunked apart
+    allocations, runs = derive_facts(load_trace(generate_trace(50, seed=1))).collect()
+    for f in (allocations, runs):
+        assert len({tuple(s.chunk_lengths()) for s in f.get_columns()}) == 1
+
+
 def test_without_a_price_column_there_is_no_trace_price() -> None:
     rows = [start("r1", "a1", 0), ev("r1", "a1", 30, "released")]
     df = frame(rows).drop("price")

@@ -36,7 +36,7 @@ from typing import Literal
 import polars as pl
 
 from contractlang.lang.facts import TRACE_PREFIX
-from contractlang.lang.frames import ALLOCATION_SCHEMA, RUN_SCHEMA
+from contractlang.lang.frames import ALLOCATION_SCHEMA, RUN_SCHEMA, aligned
 from contractlang.trace.asof import POSITION, Keys, utc
 from contractlang.trace.model import Trace, TraceIndex, run_id_of
 from contractlang.trace.schema import END_EVENTS, ROW, RUN_KEY
@@ -65,10 +65,11 @@ class Facts:
         """Both frames, computed together: the allocations once, then the runs from them."""
         if self.keyed is None or self.runs_of is None:
             allocations, runs = pl.collect_all([self.allocations, self.runs], engine=ENGINE)
-            return allocations, runs
-        keyed = self.keyed.collect(engine=ENGINE)
+            return aligned(allocations), aligned(runs)
+        # (aligned: every contract's eager steps over these rows would line them up again)
+        keyed = aligned(self.keyed.collect(engine=ENGINE))
         runs = self.runs_of(keyed.lazy()).collect(engine=ENGINE)
-        return keyed.drop(RUN_KEY), runs
+        return keyed.drop(RUN_KEY), aligned(runs)
 
 
 def derive_facts(trace: Trace) -> Facts:
