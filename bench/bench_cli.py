@@ -79,6 +79,7 @@ def main() -> None:
             be.make_trace(args.runs, args.seed, trace)
         terms = out / "bench.spot"
         terms.write_text(be.CONTRACT, encoding="utf-8")
+        print(be.compile_bytecode(), file=sys.stderr)
         load = os.getloadavg()[0]
         polars = [sys.executable, str(BENCH / "bench_scale.py"), "--step", "polars"]
         polars += ["--trace", str(trace), "--out", str(out), "--shards", "1"]

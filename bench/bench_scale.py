@@ -213,6 +213,7 @@ def main() -> None:
             trace = out / "trace.parquet"
             be.make_trace(args.runs, args.seed, trace)
         events = int(pl.scan_parquet(trace).select(pl.len()).collect().item())
+        print(be.compile_bytecode(), file=sys.stderr)
         reports: dict[str, list[dict[str, Any]]] = {s: [] for s in steps}
         load = os.getloadavg()[0]
         for n in range(args.repeat):
