@@ -49,11 +49,9 @@ from contractlang.cli.app import app
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.caps import RUN_GROSS_RULE
 from contractlang.evaluate.results import ContractResult
-from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import terms_from_text
 from contractlang.render.explain import explain_run
 from contractlang.render.json_report import render_json
-from contractlang.trace import generate_trace
 
 D = Decimal
 GOLDEN = Path(__file__).parent / "golden"
@@ -2176,16 +2174,3 @@ def test_a_constant_once_computed_in_steps_is_exact() -> None:
         f'contract "c" {{ currency USD {rate} rate 2 USD per gpu_hour }}', FUZZ_EVENTS
     )
     assert first.totals.gross_minor == 2100
-
-
-def test_a_contracts_allocation_frame_lines_up_chunk_for_chunk() -> None:
-    # the steps after the money read the frame eagerly, several times, and polars copies a
-    # frame whose columns are chunked differently before each such read
-    # (`lang.frames.aligned`): a contract without a credit on `replayed_cost` holds that
-    # column as a constant, one chunk beside the others
-    text = (
-        'contract "c" { currency USD rate 2 USD per gpu_hour'
-        ' credit "x" 10% of charge when end_reason == reclaimed }'
-    )
-    result = evaluate(terms_from_text(text), generate_trace(50, seed=1)).contract("c")
-    assert len({tuple(s.chunk_lengths()) for s in result.allocations.get_columns()}) == 1

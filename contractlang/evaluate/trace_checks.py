@@ -22,7 +22,6 @@ from contractlang.evaluate.plan import AllocationPlan
 from contractlang.evaluate.settings import read_settings
 from contractlang.lang import ast
 from contractlang.lang.facts import FACTS, TRACE_PREFIX
-from contractlang.lang.frames import aligned
 from contractlang.lang.numbers import INT64_MAX
 from contractlang.lang.terms import Terms
 from contractlang.trace.columns import describe
@@ -170,8 +169,7 @@ def collect_amounts(
     naming the first allocation that computes it — found by halving the rows — never a
     wrapped figure or an internal error."""
     try:
-        # (aligned: the steps after this one read the frame eagerly, several times)
-        return aligned(lf.collect())
+        return lf.collect()
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
         if not _overflowed(exc):
             raise

@@ -59,15 +59,17 @@ RUN_SCHEMA: dict[str, pl.DataType] = {
 
 def aligned(frame: pl.DataFrame) -> pl.DataFrame:
     """``frame``, rechunked if its columns are not split into chunks at the same rows. Polars
-    lines the columns up before every eager operation on a frame whose chunks differ
-    (``select``, ``with_columns``, ``filter``, ``head``), copying every column each time: 35 ms
-    a call on a contract's frame of 929,183 allocations and 38 columns, where one column of
-    another chunking (a constant is one chunk; a column joined on keeps its own) cost the
-    evaluation of a contract about 0.2 s.
+    lines the columns up before an eager ``select``, ``with_columns`` or ``filter`` of a frame
+    whose columns are chunked differently, copying them each time: 35 ms a call on a
+    contract's frame of 929,183 allocations and 38 columns. A column computed apart and set
+    beside the rows keeps its own chunks (the facts' ``queue_wait`` did), and every contract
+    took several such steps over the frames made from them. (A constant column reads as one
+    chunk here but costs polars nothing, so a frame with one is rechunked needlessly: call
+    this where a frame is made from other frames' columns.)
 
     >>> two = pl.concat([pl.DataFrame({"x": [1]}), pl.DataFrame({"x": [2]})], rechunk=False)
-    >>> mixed = two.with_columns(y=pl.lit(0))  # x in two chunks, y in one
-    >>> [c.n_chunks() for c in aligned(mixed).get_columns()]
+    >>> beside = two.with_columns(pl.Series("y", [0, 0]))  # x in two chunks, y in one
+    >>> [c.n_chunks() for c in aligned(beside).get_columns()]
     [1, 1]
     >>> aligned(two) is two
     True

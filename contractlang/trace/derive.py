@@ -66,7 +66,9 @@ class Facts:
         if self.keyed is None or self.runs_of is None:
             allocations, runs = pl.collect_all([self.allocations, self.runs], engine=ENGINE)
             return aligned(allocations), aligned(runs)
-        # (aligned: every contract's eager steps over these rows would line them up again)
+        # (aligned: `queue_wait`, computed from a lookup set beside the rows, comes out
+        # chunked apart, and polars would copy the frames made from these rows before each
+        # eager step of every contract)
         keyed = aligned(self.keyed.collect(engine=ENGINE))
         runs = self.runs_of(keyed.lazy()).collect(engine=ENGINE)
         return keyed.drop(RUN_KEY), aligned(runs)
