@@ -20,7 +20,6 @@ loads polars pays before any work).
 from __future__ import annotations
 
 import argparse
-import compileall
 import os
 import re
 import shutil
@@ -32,9 +31,10 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_evaluate as be  # this folder: compile_bytecode, shared
+
 ROOT = Path(__file__).resolve().parents[1]
-#: The children's environment (``main`` sets where they find bytecode).
-ENV = dict(os.environ)
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))
 
 
@@ -70,11 +70,7 @@ def timed(args: list[str]) -> Run:
     time and peak memory from ``/usr/bin/time``."""
     start = time.perf_counter()
     done = subprocess.run(
-        ["/usr/bin/time", "-f", "%U %S %M", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=ENV,
+        ["/usr/bin/time", "-f", "%U %S %M", *args], capture_output=True, text=True, check=False
     )
     seconds = time.perf_counter() - start
     user, system, kb = done.stderr.strip().splitlines()[-1].split()
@@ -114,11 +110,11 @@ def main() -> None:
     exe = [sys.executable, "-m", "contractlang"]
     with tempfile.TemporaryDirectory() as tmp:
         if args.no_bytecode:  # contractlang's bytecode removed, and none written
-            ENV["PYTHONDONTWRITEBYTECODE"] = "1"
+            os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
             for cache in (ROOT / "contractlang").rglob("__pycache__"):
                 shutil.rmtree(cache)
-        elif not compileall.compile_dir(ROOT / "contractlang", quiet=1):  # read-only, say
-            print("could not write contractlang's bytecode: each process compiles it")
+        else:
+            print(be.compile_bytecode())
         small = Path(tmp) / "thousand.spot"
         small.write_text(spot_text(1000), encoding="utf-8")
         mb1, mb10 = Path(tmp) / "one.spot", Path(tmp) / "ten.spot"

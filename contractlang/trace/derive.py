@@ -65,13 +65,11 @@ class Facts:
         """Both frames, computed together: the allocations once, then the runs from them."""
         if self.keyed is None or self.runs_of is None:
             allocations, runs = pl.collect_all([self.allocations, self.runs], engine=ENGINE)
-            return aligned(allocations), aligned(runs)
-        # (aligned: `queue_wait`, computed from a lookup set beside the rows, comes out
-        # chunked apart, and polars would copy the frames made from these rows before each
-        # eager step of every contract)
+            return allocations, runs
+        # (`queue_wait`, from a lookup set beside the rows, comes out chunked apart)
         keyed = aligned(self.keyed.collect(engine=ENGINE))
         runs = self.runs_of(keyed.lazy()).collect(engine=ENGINE)
-        return keyed.drop(RUN_KEY), aligned(runs)
+        return keyed.drop(RUN_KEY), runs
 
 
 def derive_facts(trace: Trace) -> Facts:
