@@ -131,6 +131,9 @@ CODES: dict[str, str] = {
     "I022": "unknown category",
     "I023": "malformed job record",
     "I024": "job revoked",
+    "I025": "conflicting records of one attempt",
+    "I026": "GPU counts that disagree",
+    "I027": "unreadable bytes in a field the import reads",
     # import: notes on rows imported with a caveat
     "I030": "tags are not JSON",
     "I031": "no run key",
@@ -144,6 +147,8 @@ CODES: dict[str, str] = {
     "I039": "optional value unreadable",
     "I040": "value respelled",
     "I041": "run key named twice in the tags",
+    "I042": "one attempt in two records, merged",
+    "I043": "bytes that are not UTF-8 replaced",
     # reconciliation
     "R001": "invoice in another currency",
     # regression fixtures (docs/fixtures.md)

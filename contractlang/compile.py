@@ -33,7 +33,7 @@ from contractlang.decimals import (
 )
 from contractlang.errors import InternalError
 from contractlang.lang import ast, exact
-from contractlang.lang.facts import FACTS, PROMISES, TRACE_PREFIX
+from contractlang.lang.facts import ABSENT_AS_NONE, FACTS, PROMISES, TRACE_PREFIX
 from contractlang.lang.types import UNITS
 from contractlang.lang.vocabulary import COMPARE, FLIP
 
@@ -119,6 +119,11 @@ def read_column(column: str, env: Env) -> Val:
 
 
 def _trace_column(e: ast.TraceColumn, env: Env) -> Val:
+    """``trace.<column>``; ``trace.price`` of a trace that records no prices is none on every
+    allocation (an optional schema column the trace does not carry), so a rate reading it
+    falls through to the next rate, as on an allocation without a price."""
+    if e.column == ABSENT_AS_NONE and TRACE_PREFIX + e.column not in env.columns:
+        return Val(pl.lit(None, dtype=dec(0)), "num", 0)
     return read_column(TRACE_PREFIX + e.column, env)
 
 

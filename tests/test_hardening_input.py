@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -244,17 +245,30 @@ def test_trace_dot_a_schema_column_says_to_read_the_fact() -> None:
     assert d.help == "write the fact `gpus`"
 
 
-def test_trace_dot_price_of_a_trace_without_prices_says_it_has_none() -> None:
-    """`price` is the schema's one column terms read as `trace.price`: a trace without it
-    (an imported sacct export) has no such column; E403 said the schema defines it."""
+def test_trace_dot_price_of_a_trace_without_prices_is_none() -> None:
+    """`price` is the schema's one column terms read as `trace.price`: a trace without it (an
+    imported sacct export) reads as none on every allocation, so the rate falls through — here
+    to no rate at all (E401), whose help says the price is none; not E403."""
     spot = 'contract "c" {\n  currency USD\n  rate trace.price per gpu_hour\n}\n'
     with pytest.raises(ContractlangError) as info:
         evaluate_text(spot, frame([started("r1", "a1", 0), released("r1", "a1", 60)]).drop("price"))
     (d,) = info.value.diagnostics
-    assert (d.code, d.message) == (
-        "E403",
-        "the trace has no column `price` (read by `trace.price`)",
+    assert d.code == "E401"
+    assert d.message.startswith("contract `c` prices no rate for 1 allocation(s)")
+    assert "its price is none" in (d.help or "")
+
+
+def test_trace_dot_price_of_a_trace_without_prices_falls_through() -> None:
+    """With a rate after it, the allocation is priced by that rate: 1 GPU for 60 minutes at
+    2.50 USD per GPU-hour is 2.50 USD."""
+    spot = (
+        'contract "c" {\n  currency USD\n  rate trace.price per gpu_hour\n'
+        "  rate 2.50 USD per gpu_hour\n}\n"
     )
+    rows = frame([started("r1", "a1", 0, gpus=1), released("r1", "a1", 60)]).drop("price")
+    result = evaluate_text(spot, rows)
+    c = result.contracts[0]
+    assert c.money(c.totals.net_minor) == Decimal("2.50")
 
 
 def test_a_column_of_records_is_described_in_words() -> None:

@@ -79,10 +79,11 @@ def test_an_address_where_no_cluster_answers_is_an_error(
 def test_an_error_raised_in_a_task_comes_back_whole(local_ray: Any, tmp_path: Path) -> None:
     """A shard's ContractlangError is pickled back from its task with its diagnostics (it was
     rebuilt from its message text, failed, and `--engine ray` exited 3): terms reading
-    `trace.price` of a trace without a `price` column (E403), as the local engine says it."""
-    spot = Path(__file__).resolve().parents[1] / "rulesets" / "aws-ec2-spot-linux.spot"
+    `trace.discount` of a trace without that column (E403), as the local engine says it."""
+    spot = tmp_path / "discount.spot"
+    spot.write_text('contract "d" {\n  currency USD\n  rate trace.discount per gpu_hour\n}\n')
     trace = tmp_path / "t.parquet"
-    generate_trace(3, seed=1).drop("price").write_parquet(trace)
+    generate_trace(3, seed=1).write_parquet(trace)
     here = run("evaluate", spot, trace, "--shards", "2")
     there = run("evaluate", spot, trace, "--engine", "ray", "--shards", "2")
     no_traceback(there)

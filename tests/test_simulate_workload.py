@@ -299,5 +299,6 @@ def test_terms_reading_a_price_the_workload_does_not_give(tmp_path: Path) -> Non
     result = run("simulate", tmp_path / "m.spot", "--workload", path)
     no_traceback(result)
     assert result.exit_code == 2
-    assert "error[E403]: the trace has no column `price` (read by `trace.price`)" in result.output
+    # without a price `trace.price` is none: the one rate prices nothing (E401)
+    assert "error[E401]: contract `m` prices no rate for " in result.output
     assert "add `price = …` (per GPU-hour)" in result.output

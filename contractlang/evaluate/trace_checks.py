@@ -21,7 +21,7 @@ from contractlang.evaluate.budget import budget_currencies
 from contractlang.evaluate.plan import AllocationPlan
 from contractlang.evaluate.settings import read_settings
 from contractlang.lang import ast
-from contractlang.lang.facts import FACTS, TRACE_PREFIX
+from contractlang.lang.facts import ABSENT_AS_NONE, FACTS, TRACE_PREFIX
 from contractlang.lang.numbers import INT64_MAX
 from contractlang.lang.terms import Terms
 from contractlang.trace.columns import describe
@@ -83,9 +83,9 @@ def check_against_trace(
             if not isinstance(node, ast.TraceColumn):
                 continue
             col = TRACE_PREFIX + node.column
-            # `price`, the one optional schema column terms read as `trace.price`: a trace
-            # without it has no such column (it said the schema defines it)
-            if col not in allocations.columns and node.column in COLUMNS and node.column != "price":
+            if col not in allocations.columns and node.column == ABSENT_AS_NONE:
+                continue  # none on every allocation (compile._trace_column)
+            if col not in allocations.columns and node.column in COLUMNS:
                 fact = f"`{node.column}`" if node.column in FACTS else None
                 diags.append(
                     error(

@@ -110,3 +110,7 @@ PROMISE_TYPE = number(TIME)
 
 
 TRACE_PREFIX = "trace."
+#: The one optional schema column terms read as ``trace.<column>``: a trace that does not
+#: carry it (an imported scheduler export records no prices) reads as none on every
+#: allocation, so ``rate trace.price …`` falls through to the next rate.
+ABSENT_AS_NONE = "price"

@@ -233,7 +233,8 @@ def _out_of_range(lw: LoadedWorkload, exc: OutOfRange) -> ContractlangError:
 
 def _explained(exc: ContractlangError, w: Workload) -> ContractlangError:
     """Evaluation errors with help for a simulated trace: its only extra column is `price`,
-    there when the workload gives one; an amount too large comes from the job's size."""
+    there when the workload gives one (without it, `trace.price` is none and a rate reading
+    it prices nothing: E401); an amount too large comes from the job's size."""
     price = "add `price = …` (per GPU-hour) to the workload: the trace then has `price`"
     size = (
         f"the simulated allocations hold {w.gpus:,} GPUs for up to "
@@ -241,7 +242,7 @@ def _explained(exc: ContractlangError, w: Workload) -> ContractlangError:
     )
     diags = [
         replace(d, help=price)
-        if d.code == "E403" and "price`" in d.message  # `trace.price`, or the column `price`
+        if d.code == "E401" and w.price is None and "price is none" in (d.help or "")
         else replace(d, help=size)
         if d.code == "E405"
         else d

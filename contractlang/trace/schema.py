@@ -74,6 +74,19 @@ EVENTS: dict[str, EventKind] = {
     "credit": EventKind(
         "invoice", "optional", "an invoice credit line", "invoice lines are kept for reconciliation"
     ),
+    # (after the others: a kind's position is its physical code in every trace written)
+    "adjustment": EventKind(
+        "invoice",
+        "optional",
+        "an invoice adjustment line: neither a charge nor a credit",
+        "invoice lines are kept for reconciliation",
+    ),
+    "tax": EventKind(
+        "invoice",
+        "optional",
+        "an invoice tax line: reported, never compared",
+        "invoice lines are kept for reconciliation",
+    ),
 }
 
 END_EVENTS: frozenset[str] = frozenset(ENUMS["end_reason"])
@@ -81,7 +94,7 @@ END_EVENTS: frozenset[str] = frozenset(ENUMS["end_reason"])
 LIFECYCLE_EVENTS: frozenset[str] = frozenset({"started", "notice"} | END_EVENTS)
 #: Events that, when they name an allocation, must happen within its lifetime.
 WITHIN_LIFETIME: frozenset[str] = frozenset({"notice", "checkpoint", "restored", "progress"})
-INVOICE_EVENTS: frozenset[str] = frozenset({"charge", "credit"})
+INVOICE_EVENTS: frozenset[str] = frozenset({"charge", "credit", "adjustment", "tax"})
 #: Reason given in the summary for invalid checkpoints, which ``last_checkpoint`` skips.
 INVALID_CHECKPOINT_REASON = "invalid checkpoints are skipped by `last_checkpoint`"
 
