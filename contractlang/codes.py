@@ -149,6 +149,7 @@ CODES: dict[str, str] = {
     "I041": "run key named twice in the tags",
     "I042": "one attempt in two records, merged",
     "I043": "bytes that are not UTF-8 replaced",
+    "I044": "last line without a line break",
     # reconciliation
     "R001": "invoice in another currency",
     # regression fixtures (docs/fixtures.md)
