@@ -11,11 +11,13 @@ Every path that computes a percentile is checked against that rule, computed her
 and Fractions from the trace's own inputs: per-run values (`p95(net)`, and the p50, p95 and max
 cost per accepted run of the totals), per-run quotients (`evaluate/quotients.py`), quotients
 too wide for 128 bits (Python fractions), `evaluate --shards` (the global step measures the
-budgets from every shard's runs), and `simulate`'s bootstrap (weighted by draws).
+budgets from every shard's runs), and `simulate`'s bootstrap (weighted by draws). A percentile
+of money per GPU-time is shown in the unit of its limit (`9 USD per gpu_hour`).
 """
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from decimal import Decimal
 from fractions import Fraction
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.cli import no_traceback, run
 from support.events import T0
 from support.scenario import accepted, released, started, trace_frame
 
@@ -213,3 +216,48 @@ def test_the_bootstrap_weighs_each_run_by_its_draws(terms: Terms, n: int) -> Non
                 for row in weights
             ]  # fmt: skip
             assert fig.values == want, (name, k)
+
+
+PER_GPU_HOUR = """\
+contract "c" {
+  currency USD
+  rate trace.price per gpu_hour
+}
+
+budget "b" {
+  require p50(net / metered_gpu_time) <= 9 USD per gpu_hour
+  require p95(net / metered_gpu_time) <= 9 USD per gpu_hour
+}
+"""
+
+
+def test_a_percentile_of_money_per_gpu_time_is_shown_in_the_unit_of_its_limit(
+    tmp_path: Path,
+) -> None:
+    # two runs of 1 GPU for 1 hour at 6 and 10 USD per GPU-hour: net / metered_gpu_time is 6
+    # and 10 USD per GPU-hour, held in USD per GPU-second (÷ 3600). p50: 50 × 1 = 50 → 6 +
+    # 0.50 × 4 = 8 (1.00 to spare); p95: 95 × 1 = 95 → 6 + 0.95 × 4 = 9.80 (0.80 over)
+    rows = []
+    for run_id, p in (("r1", "6"), ("r2", "10")):
+        rows += [started(run_id, run_id + "a", 0, gpus=1, price=p),
+                 released(run_id, run_id + "a", 60), accepted(run_id, 61)]  # fmt: skip
+    spot = tmp_path / "t.spot"
+    spot.write_text(PER_GPU_HOUR, encoding="utf-8")
+    path = tmp_path / "t.parquet"
+    trace_frame(rows).write_parquet(path)
+    (c,) = evaluate(terms_from_text(PER_GPU_HOUR), path).contracts
+    p50, p95 = c.budgets[0].requirements
+    assert (p50.value, p95.value) == (Fraction(8, 3600), Fraction("9.8") / 3600)
+    assert (p50.verdict, p95.verdict) == ("met", "not met")
+    result = run("evaluate", spot, path, "--format", "json")
+    no_traceback(result)
+    assert result.exit_code == 1, result.output
+    reqs = json.loads(result.stdout)["contracts"][0]["budgets"][0]["requirements"]
+    shown = [{k: r[k] for k in ("value", "limit", "unit", "margin")} for r in reqs]
+    assert shown == [
+        {"value": "8.00", "limit": "9.00", "unit": "USD per gpu_hour", "margin": "1.00"},
+        {"value": "9.80", "limit": "9.00", "unit": "USD per gpu_hour", "margin": "-0.80"},
+    ]
+    text = " ".join(run("evaluate", spot, path).stdout.split())
+    assert "<= 9 USD per gpu_hour: 8.00 USD per gpu_hour" in text
+    assert "<= 9 USD per gpu_hour: 9.80 USD per gpu_hour" in text

@@ -119,7 +119,17 @@ def _number(v: Value) -> Fraction | None:
 
 
 def display_unit(limit: ast.Expr) -> DisplayUnit:
+    """The unit a limit is written in, to show its requirement's value and margin in.
+
+    >>> per = ast.Per(ast.Quantity(Decimal(9), "USD"), "gpu_hour")
+    >>> display_unit(per)
+    DisplayUnit(label='USD per gpu_hour', factor=Fraction(1, 3600), kind='money')
+    """
     for node in ast.walk(limit):
+        if isinstance(node, ast.Per) and node.unit in UNITS:
+            amount = display_unit(node.amount)
+            label = f"{amount.label} per {node.unit}".strip()
+            return DisplayUnit(label, amount.factor / UNITS[node.unit].factor, amount.kind)
         if isinstance(node, ast.Percent):
             return DisplayUnit("%", Fraction(1, 100), "percent")
         if isinstance(node, ast.Quantity):
