@@ -21,7 +21,6 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from contractlang.diagnostics import Diagnostic
-from contractlang.importers.focus_values import json_kind
 from contractlang.importers.frame import SOURCE_ROW, Events, validated
 from contractlang.importers.localtime import (
     OUT_OF_RANGE,
@@ -32,7 +31,14 @@ from contractlang.importers.localtime import (
 )
 from contractlang.importers.result import Collector, ImportResult, Reject
 from contractlang.importers.sacct_fields import MAX_GPUS
-from contractlang.importers.text import format_error, raise_row_errors, read_text, row_error
+from contractlang.importers.text import (
+    format_error,
+    json_kind,
+    parse_json,
+    raise_row_errors,
+    read_text,
+    row_error,
+)
 
 HELP_FORMAT = (
     'a JSON array of jobs: [{"id": …, "num_gpus": …, '
@@ -54,23 +60,7 @@ def import_attempts(
     p = Path(path)
     name = str(p)
     zone = tz if isinstance(tz, ZoneInfo) else read_zone(tz)
-    try:
-        jobs = json.loads(read_text(p))
-    except json.JSONDecodeError as exc:
-        raise format_error(
-            name,
-            f"`{name}` is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-            HELP_FORMAT,
-        ) from None
-    except ValueError:  # an integer of more digits than Python converts (4,300)
-        message = (
-            f"`{name}` is not JSON that can be read: a number in it has more digits than can be "
-            "read"
-        )
-        raise format_error(name, message, HELP_FORMAT) from None
-    except RecursionError:
-        message = f"`{name}` is not JSON that can be read: lists or objects nested too deeply"
-        raise format_error(name, message, HELP_FORMAT) from None
+    jobs = parse_json(name, read_text(p), HELP_FORMAT)
     if not isinstance(jobs, list):
         raise format_error(name, f"`{name}` is not a JSON array of jobs", HELP_FORMAT)
     c = Collector("attempts", name)

@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 
 from contractlang.importers.columns import per_value
+from contractlang.importers.text import json_kind
 from contractlang.lang.numbers import EXACT
 
 #: ChargeCategory's allowed values (FOCUS 1.0–1.2).
@@ -134,23 +135,6 @@ def tags(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise NotTags(f"JSON, but not an object ({json_kind(value)})")
     return value
-
-
-def json_kind(value: Any) -> str:
-    """What a JSON value is, in JSON's words.
-
-    >>> json_kind([1]), json_kind(None), json_kind(True), json_kind(2.5)
-    ('an array', 'null', 'a boolean', 'a number')
-    """
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float, Decimal)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
 
 
 #: A whole number tag value longer than this many digits is kept as JSON wrote it.

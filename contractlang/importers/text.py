@@ -11,8 +11,11 @@ missing.txt: error[I001]: cannot read `missing.txt`: no such file
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, did_you_mean, error
 from contractlang.errors import ContractlangError
@@ -128,6 +131,56 @@ def missing_column(
 def format_error(name: str, message: str, help: str | None = None) -> ContractlangError:
     """The file is not what the adapter reads (I003)."""
     return ContractlangError([error("I003", message, NO_SPAN, file=name, help=help)])
+
+
+def parse_json(
+    name: str,
+    text: str,
+    help: str | None = None,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
+    """``text`` read as JSON, or I003 when it is not JSON that can be read: where it breaks,
+    a number of more digits than Python converts (4,300), lists or objects nested too deeply.
+
+    >>> parse_json("x.json", '{"jobs": []}')
+    {'jobs': []}
+    >>> try:
+    ...     parse_json("x.json", "[" * 100_000)
+    ... except ContractlangError as exc:
+    ...     print(exc.diagnostics[0].message)
+    `x.json` is not JSON that can be read: lists or objects nested too deeply
+    """
+    try:
+        return json.loads(text, object_pairs_hook=object_pairs_hook)
+    except json.JSONDecodeError as exc:
+        message = f"`{name}` is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        raise format_error(name, message, help) from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        message = (
+            f"`{name}` is not JSON that can be read: a number in it has more digits than can be "
+            "read"
+        )
+        raise format_error(name, message, help) from None
+    except RecursionError:
+        message = f"`{name}` is not JSON that can be read: lists or objects nested too deeply"
+        raise format_error(name, message, help) from None
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words.
+
+    >>> json_kind([1]), json_kind(None), json_kind(True), json_kind(2.5)
+    ('an array', 'null', 'a boolean', 'a number')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float, Decimal)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 def row_error(code: str, name: str, row: int, message: str, help: str | None = None) -> Diagnostic:
