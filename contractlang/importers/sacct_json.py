@@ -79,7 +79,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -152,16 +152,22 @@ _RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)", re.ASCII)
 
 @dataclass(frozen=True, slots=True)
 class JsonRow:
-    """One element of ``jobs``: its row (from 1), the record as one compact line of JSON, and
-    either its sacct fields or why it cannot be converted (``(code, reason)``); the steps it
-    holds, and whether its ``Start`` is not its ``time.start`` (see the module docstring)."""
+    """One element of ``jobs`` (``value``, as parsed): its row (from 1), and either its sacct
+    fields or why it cannot be converted (``(code, reason)``); the steps it holds, and whether
+    its ``Start`` is not its ``time.start`` (see the module docstring)."""
 
     row: int
-    record: str
+    value: Any = field(repr=False, compare=False)
     fields: dict[str, str] | None
     reject: tuple[str, str] | None = None
     steps: int = 0
     start_moved: bool = False
+
+    @property
+    def record(self) -> str:
+        """The record as the reject file shows it: its JSON on one compact line (written when
+        asked: re-encoding every record costs about as much as parsing the file)."""
+        return _compact(self.value)
 
 
 @dataclass(frozen=True)
@@ -199,10 +205,25 @@ def json_rows(name: str, text: str) -> JsonTable:
     if not looks_like_json(text):
         message = f"`{name}` is not `sacct --json` output: it does not start with `{{`"
         raise format_error(name, message, HELP_EXPORT)
-    doc: _Object = parse_json(name, text, HELP_EXPORT, object_pairs_hook=_object)
-    repeated = doc.repeated or next(
-        (k for k in (_repeated(v) for key, v in doc.items() if key != "jobs") if k), None
-    )
+    repeats: list[str] = []  # every key given twice, found while parsing
+
+    def pairs(items: list[tuple[str, Any]]) -> _Object:
+        obj = _Object(items)
+        if len(obj) != len(items):
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    obj.repeated = key
+                    repeats.append(key)
+                    break
+                seen.add(key)
+        return obj
+
+    doc: _Object = parse_json(name, text, HELP_EXPORT, object_pairs_hook=pairs)
+    repeated = None
+    if repeats:
+        outside = (_repeated(v) for k, v in doc.items() if k != "jobs")
+        repeated = doc.repeated or next((k for k in outside if k), None)
     if repeated is not None:
         message = f"`{name}` gives the key `{repeated}` twice in one object: which one counts?"
         raise format_error(name, message, HELP_EXPORT)
@@ -221,7 +242,7 @@ def json_rows(name: str, text: str) -> JsonTable:
         message = f"`jobs` in `{name}` is {json_kind(jobs)}, not an array"
         raise format_error(name, message, HELP_EXPORT)
     release, eligible = _release(doc.get("meta"))
-    rows = [_row(n, job, release, eligible) for n, job in enumerate(jobs, start=1)]
+    rows = [_row(n, job, release, eligible, bool(repeats)) for n, job in enumerate(jobs, start=1)]
     present = {f for r in rows if r.fields is not None for f in r.fields}
     fields = tuple(f for f in FIELDS if f in present)
     rows = [
@@ -236,15 +257,6 @@ class _Object(dict[str, Any]):
     value counts; Python keeps the last without a word)."""
 
     repeated: str | None = None
-
-
-def _object(pairs: list[tuple[str, Any]]) -> _Object:
-    obj = _Object()
-    for key, value in pairs:
-        if key in obj and obj.repeated is None:
-            obj.repeated = key
-        obj[key] = value
-    return obj
 
 
 def _repeated(value: Any) -> str | None:
@@ -300,13 +312,14 @@ class _Rejected(Exception):
         self.reason = reason
 
 
-def _row(row: int, job: Any, release: str | None, eligible: bool | None) -> JsonRow:
-    record = _compact(job)
+def _row(row: int, job: Any, release: str | None, eligible: bool | None, repeats: bool) -> JsonRow:
+    """Row ``row``; ``repeats``: whether the file gives some key twice (then the record is
+    searched for one)."""
     try:
-        fields, steps, moved = _fields(job, release, eligible)
+        fields, steps, moved = _fields(job, release, eligible, repeats)
     except _Rejected as exc:
-        return JsonRow(row, record, None, (MALFORMED, exc.reason))
-    return JsonRow(row, record, fields, None, steps, moved)
+        return JsonRow(row, job, None, (MALFORMED, exc.reason))
+    return JsonRow(row, job, fields, None, steps, moved)
 
 
 def _compact(value: Any) -> str:
@@ -321,7 +334,7 @@ def _compact(value: Any) -> str:
 
 
 def _fields(
-    job: Any, release: str | None, eligible: bool | None
+    job: Any, release: str | None, eligible: bool | None, repeats: bool
 ) -> tuple[dict[str, str], int, bool]:
     """A record's sacct fields, its steps, and whether its start was moved; :class:`_Rejected`
     naming the key that cannot be read."""
@@ -332,7 +345,7 @@ def _fields(
     raw = _whole(job["job_id"], "`job_id`")
     job_id = _job_id(job, raw)
     label = f"job {job_id}"
-    repeated = _repeated(job)
+    repeated = _repeated(job) if repeats else None
     if repeated is not None:
         raise _Rejected(
             f"{label} gives the key `{repeated}` twice in one object: which one counts?"
@@ -359,14 +372,14 @@ def _fields(
     if "elapsed" in times:
         fields["Elapsed"] = "" if elapsed is None else _show_elapsed(elapsed)
         fields["ElapsedRaw"] = "" if elapsed is None else str(elapsed)
-    for field, key in (
+    for sacct_field, key in (
         ("JobName", "name"),
         ("Partition", "partition"),
         ("QOS", "qos"),
         ("NodeList", "nodes"),
     ):
         if key in job:
-            fields[field] = _text(job[key], f"`{key}`", label)
+            fields[sacct_field] = _text(job[key], f"`{key}`", label)
     if "restart_cnt" in job:
         restarts = _count(job["restart_cnt"], "restart_cnt", label)
         fields["Restarts"] = "" if restarts is None else str(restarts)
