@@ -8,7 +8,9 @@ Codes are stable: a code, once published, keeps its meaning. `docs/language.md` 
   (`simulate`), E7xx rehearsals (`docs/rehearse.md`), T0xx trace validation, I0xx import (I00x
   a file that cannot be imported, I01x–I02x why a row was rejected, I03x–I04x notes on rows
   imported with a caveat; ``docs/import.md``), R0xx reconciliation (``docs/reconcile.md``),
-  F0xx regression fixtures (``docs/fixtures.md``); W-codes are warnings.
+  F0xx regression fixtures (``docs/fixtures.md``); W-codes are warnings (W0xx the
+  language, W1xx the trace, W4xx evaluation, W6xx simulations, W7xx rehearsals, W8xx
+  reconciliation).
 """
 
 from __future__ import annotations
@@ -152,6 +154,7 @@ CODES: dict[str, str] = {
     "I044": "last line without a line break",
     # reconciliation
     "R001": "invoice in another currency",
+    "R002": "unreadable billing period start",
     # regression fixtures (docs/fixtures.md)
     "F001": "cannot read a fixture manifest",
     "F002": "fixture manifest is not valid TOML",
@@ -181,4 +184,5 @@ CODES: dict[str, str] = {
     "W704": "job failed",
     "W705": "job process outlived its allocation",
     "W706": "job ended without a verdict",
+    "W801": "invoice credit line of positive amount",
 }

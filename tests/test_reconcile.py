@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from support.events import event, reclaimed, released, started
+from support.events import at, event, reclaimed, released, started
 from support.events import frame as trace_frame
 
 from contractlang.errors import ContractlangError
@@ -455,3 +455,324 @@ def test_invoice_sums_are_exact_however_large() -> None:
     assert total.invoiced == Decimal("204691357802469135780.246913578024691356")
     assert total.over_billed == Decimal("204691357802469135776.246913578024691356")
     assert r.summary()["over_billed"].amount == total.over_billed
+
+
+# ------------------------------------------------------------------ net amounts and the month
+
+
+def invoice(run: str, alloc: str | None, when: str, kind: str, amount: str, **extra: Any) -> Any:
+    """An invoice line of any kind (``charge``, ``credit``, ``adjustment``, ``tax``), with extra
+    columns as ``import focus`` writes them (``billing_period_start``, ``invoice_id``, …)."""
+    return event(run, alloc, when, kind, amount=Decimal(amount), **extra)
+
+
+def test_charges_are_compared_net_of_reversals_and_adjustments_and_tax_is_not_compared() -> None:
+    events = [
+        # r1: 1 GPU × 10 h × 2.00 = 20.00, billed run-level in March: 25.00, reversed (−25.00),
+        # billed again 19.00, adjusted +1.00: 25.00 − 25.00 + 19.00 + 1.00 = 20.00, matched
+        started("r1", "a1", D + "08:00", gpus=1),
+        released("r1", "a1", D + "18:00"),
+        invoice("r1", None, D + "00:00", "charge", "25.00"),
+        invoice("r1", None, D + "00:00", "charge", "-25.00"),
+        invoice("r1", None, D + "00:00", "charge", "19.00"),
+        invoice("r1", None, D + "00:00", "adjustment", "1.00"),
+        # a tax line of 3.40: reported, never compared
+        invoice("r1", None, D + "00:00", "tax", "3.40"),
+    ]
+    result = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events))
+    (r,) = result.contracts
+    (c,) = r.lines
+    assert (c.kind, c.alloc_id, c.month) == ("charge", None, "2026-03")
+    assert amounts(c) == ("matched", Decimal("20.00"), Decimal("20.00"), 0)
+    # the net's parts: 25.00 + 19.00 = 44.00 in 2 charges, −25.00 in 1 reversal, 1.00 in 1
+    # adjustment; the tax line is in no comparison
+    assert [(x.kind, x.count, x.amount) for x in c.invoiced_lines] == [
+        ("charge", 2, Decimal("44.00")),
+        ("reversal", 1, Decimal("-25.00")),
+        ("adjustment", 1, Decimal("1.00")),
+    ]
+    assert [x.term for x in c.reasons] == ["net of 1 reversal and 1 adjustment"]
+    assert c.invoice_rows == (3, 4, 5, 6)  # the tax line, row 7, is not compared
+    # the reversal is not a credit: no credit comparison, no credit invoiced
+    assert r.credits() == (0, 0)
+    tax = r.invoice_lines("tax")
+    assert (tax.count, tax.amount) == (1, Decimal("3.40"))
+    # 5 invoice lines read, 4 compared; the totals leave the tax out: 20.00 invoiced
+    assert result.invoice_lines == 5
+    assert r.total().invoiced == Decimal("20.00")
+    assert not result.has_discrepancy
+
+
+def test_an_adjustment_nets_where_a_charge_line_like_it_would() -> None:
+    events = [
+        # a1: 2 GPUs × 1.5 h × 2.00 = 6.00, invoiced on its own line 6.00 and adjusted on a
+        # line of its own −0.50: 6.00 − 0.50 = 5.50, under-billed by 0.50
+        started("r1", "a1", D + "10:00", gpus=2),
+        released("r1", "a1", D + "11:30"),
+        invoice("r1", "a1", D + "11:30", "charge", "6.00"),
+        invoice("r1", "a1", D + "11:30", "adjustment", "-0.50"),
+        # a run-level adjustment of +0.80: with the run's run-level lines of its month — there
+        # are none, and a1 has lines of its own, so nothing is expected there: unexpected
+        invoice("r1", None, D + "00:00", "adjustment", "0.80"),
+    ]
+    (r,) = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events)).contracts
+    own, run_level = r.lines
+    assert own.alloc_id == "a1"
+    assert amounts(own) == ("under_billed", Decimal("6.00"), Decimal("5.50"), Decimal("-0.50"))
+    assert run_level.alloc_id is None
+    assert amounts(run_level) == ("unexpected", None, Decimal("0.80"), Decimal("0.80"))
+    # over-billed: 0.80 of charges; nothing of credits
+    assert r.claims() == (Decimal("0.80"), 0)
+
+
+def test_a_credit_line_of_positive_amount_is_a_charge_never_a_credit_owed() -> None:
+    events = [
+        # r6 as in EVENTS: a1 8 × 2 h × 2.00 = 32.00 reclaimed, replaced 30 min later (> 15
+        # min): credit 10% of 32.00 = 3.20; a2 8 × 1 h × 2.00 = 16.00. Charges and the credit
+        # invoiced right; and a "credit" of +1.00: a charge under another name
+        started("r6", "a1", D + "10:00", gpus=8),
+        reclaimed("r6", "a1", D + "12:00"),
+        started("r6", "a2", D + "12:30", gpus=8),
+        released("r6", "a2", D + "13:30"),
+        invoice("r6", "a1", D + "12:00", "charge", "32.00"),
+        invoice("r6", "a2", D + "13:30", "charge", "16.00"),
+        invoice("r6", None, D + "14:00", "credit", "-3.20"),
+        invoice("r6", None, D + "14:00", "credit", "1.00"),
+    ]
+    result = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events))
+    (r,) = result.contracts
+    credit = find(r, "r6", None, "credit")
+    # the credit the terms give, −3.20, against the credit line of −3.20 only: matched
+    assert amounts(credit) == ("matched", Decimal("-3.20"), Decimal("-3.20"), 0)
+    # the +1.00 is compared with the charges of its run and month: a1 and a2 have lines of
+    # their own, so nothing is expected there: over-billed by 1.00
+    [positive] = [x for x in r.lines if x.kind == "charge" and x.alloc_id is None]
+    assert amounts(positive) == ("unexpected", None, Decimal("1.00"), Decimal("1.00"))
+    assert [(x.kind, x.count) for x in positive.invoiced_lines] == [("positive_credit", 1)]
+    assert [x.term for x in positive.reasons] == [
+        "1 credit line of positive amount counted as a charge (W801)"
+    ]
+    # charges beyond the terms 1.00; credit owed by the terms 0 (it was 1.00: −3.20 + 1.00 =
+    # −2.20 invoiced against −3.20 owed); the credits invoiced are the −3.20 alone
+    assert r.claims() == (Decimal("1.00"), 0)
+    assert r.credits() == (Decimal("-3.20"), Decimal("-3.20"))
+    [w] = result.warnings
+    assert (w.code, w.span.line) == ("W801", 8)
+    assert w.message == (
+        "credit line of positive amount `1.00`: counted with the charges, not as a credit"
+    )
+
+
+# a contract that expects 10 GPUs × 75 h × 2.00 = 1,500.00 of run r1, all in March 2026
+CORRECTED = [
+    started("r1", "a1", "2026-03-02 00:00", gpus=10),
+    released("r1", "a1", "2026-03-05 03:00"),
+]
+
+
+def correction(with_periods: bool) -> list[dict[str, Any]]:
+    """Usage of 1,500.00 billed on invoice A (March); on invoice B (April) a reversal of it
+    and a re-bill split over two resources, 1,200.00 + 300.00, charged in March."""
+    march, april = (at(x) for x in ("2026-03-01 00:00", "2026-04-01 00:00"))
+
+    def line(amount: str, period: Any, inv: str, resource: str, fix: bool) -> dict[str, Any]:
+        extra = {"billing_period_start": period} if with_periods else {}
+        return invoice(
+            "r1", None, "2026-03-02 00:00", "charge", amount, invoice_id=inv,
+            resource_id=resource, charge_class="Correction" if fix else None,
+            correction=fix, reversal=amount.startswith("-"), **extra,
+        )  # fmt: skip
+
+    return [
+        *CORRECTED,
+        line("1500.00", march, "A", "gpu-1", False),
+        line("-1500.00", april, "B", "gpu-1", True),
+        line("1200.00", april, "B", "gpu-1", True),
+        line("300.00", april, "B", "gpu-2", True),
+    ]
+
+
+def test_a_correction_on_a_later_invoice_matches_in_both_months() -> None:
+    result = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(correction(True)))
+    (r,) = result.contracts
+    march, april = r.lines
+    # invoice A's line is March's: 1,500.00 expected, 1,500.00 invoiced
+    assert (march.month, march.invoice_rows) == ("2026-03", (3,))
+    assert amounts(march) == ("matched", Decimal("1500.00"), Decimal("1500.00"), 0)
+    # invoice B's three lines are April's, its month, and net to −1,500.00 + 1,200.00 +
+    # 300.00 = 0.00 where the contract expects nothing of r1: matched
+    assert (april.month, april.invoice_rows) == ("2026-04", (4, 5, 6))
+    assert amounts(april) == ("matched", None, Decimal("0.00"), 0)
+    assert [(x.kind, x.count, x.amount) for x in april.invoiced_lines] == [
+        ("charge", 2, Decimal("1500.00")),
+        ("reversal", 1, Decimal("-1500.00")),
+    ]
+    assert [x.term for x in april.reasons] == [
+        "3 lines charged in 2026-03, on the invoice of 2026-04",
+        "net of 1 reversal",
+    ]
+    # no line is a credit; nothing over- or under-billed in any month
+    assert all(x.kind == "charge" for x in r.lines)
+    assert r.credits() == (0, 0)
+    assert [(m.month, m.over_billed, m.under_billed) for m in r.months()] == [
+        ("2026-03", 0, 0),
+        ("2026-04", 0, 0),
+    ]
+    assert {x.status for x in r.lines} == {"matched"}
+    assert not result.has_discrepancy
+    assert result.checks_out
+
+
+def test_without_billing_periods_a_correction_nets_in_its_charge_period() -> None:
+    # no billing_period_start: every line's month is its charge period's, March: 1,500.00 −
+    # 1,500.00 + 1,200.00 + 300.00 = 1,500.00 against the 1,500.00 expected
+    (r,) = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(correction(False))).contracts
+    (c,) = r.lines
+    assert (c.month, c.invoice_rows) == ("2026-03", (3, 4, 5, 6))
+    assert amounts(c) == ("matched", Decimal("1500.00"), Decimal("1500.00"), 0)
+
+
+NEW_YORK = CONTRACT.replace(
+    "  currency USD\n", '  currency USD\n  billing period ends 00:00 "America/New_York"\n'
+)
+
+
+def test_a_line_s_month_is_its_invoice_s_in_the_contract_s_months() -> None:
+    # a1: 1 GPU × 1 h × 2.00 = 2.00 on 10 April (in New York too). The line sits on the
+    # invoice whose billing period starts 2026-04-01 00:00 UTC — 31 March, 20:00, in New
+    # York: the contract's month of that instant is March, but the invoice is April's
+    april = "2026-04-01T00:00:00Z"
+    for period in (at("2026-04-01 00:00"), april):  # a timestamp, or text as a CSV gives it
+        events = [
+            started("r1", "a1", "2026-04-10 12:00", gpus=1),
+            released("r1", "a1", "2026-04-10 13:00"),
+            invoice("r1", None, "2026-04-10 12:00", "charge", "2.00", billing_period_start=period),
+        ]
+        (r,) = reconcile(terms_from_text(NEW_YORK, "c.spot"), trace_frame(events)).contracts
+        (c,) = r.lines
+        assert (c.month, c.status, c.expected) == ("2026-04", "matched", Decimal("2.00")), period
+
+
+def test_a_line_without_a_billing_period_is_dated_by_its_charge_period() -> None:
+    events = [
+        # a1: 1 GPU × 1 h × 2.00 = 2.00 in March; its line has no billing period start (the
+        # column is there, empty on this row): its charge period, March, dates it
+        started("r1", "a1", D + "10:00", gpus=1),
+        released("r1", "a1", D + "11:00"),
+        invoice("r1", None, D + "10:00", "charge", "2.00", billing_period_start=None),
+        # r2's line is on April's invoice though charged in March: April's, with a note
+        started("r2", "b1", D + "10:00", gpus=1),
+        released("r2", "b1", D + "11:00"),
+        invoice("r2", None, D + "10:00", "charge", "2.00", billing_period_start="2026-04-01Z"),
+    ]
+    with pytest.raises(ContractlangError) as exc:  # a date alone is no time
+        reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events))
+    [d] = exc.value.diagnostics
+    assert (d.code, d.span.line) == ("R002", 6)
+    assert d.message == "billing period start `2026-04-01Z` is not an ISO 8601 time with an offset"
+    events[-1]["billing_period_start"] = "2026-04-01T00:00:00+00:00"
+    (r,) = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events)).contracts
+    assert [(x.run_id, x.month, x.status) for x in r.lines] == [
+        ("r1", "2026-03", "matched"),
+        # r2's expected 2.00 is March's and has no line of its month: missing; its line of
+        # April's invoice, nothing expected there: unexpected
+        ("r2", "2026-03", "missing"),
+        ("r2", "2026-04", "unexpected"),
+    ]
+    assert r.lines[2].reasons[-1].term == "1 line charged in 2026-03, on the invoice of 2026-04"
+
+
+def test_a_billing_period_start_of_another_type_is_r002() -> None:
+    events = [
+        started("r1", "a1", D + "10:00", gpus=1),
+        released("r1", "a1", D + "11:00"),
+        invoice("r1", None, D + "10:00", "charge", "2.00", billing_period_start=20260301),
+    ]
+    with pytest.raises(ContractlangError) as exc:
+        reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events))
+    [d] = exc.value.diagnostics
+    assert (d.code, d.span.line) == ("R002", 3)
+    assert d.message == "`billing_period_start` holds integers, not times with a time zone"
+
+
+# ------------------------------------------------------- an allocation over a month's end
+
+
+def spanning(run: str, end: str) -> list[dict[str, Any]]:
+    """An allocation of 1 GPU from 30 March, 12:00 UTC, to ``end``."""
+    return [started(run, f"{run}-a1", "2026-03-30 12:00", gpus=1), released(run, f"{run}-a1", end)]
+
+
+def test_an_allocation_over_a_month_s_end_is_owed_in_the_month_it_ends() -> None:
+    events = [
+        # r1: 30 March 12:00 to 2 April 12:00 is 72 h: 1 × 72 × 2.00 = 144.00, owed in April
+        # (the month of its end, docs/reconcile.md); billed in one line dated 2 April
+        *spanning("r1", "2026-04-02 12:00"),
+        invoice("r1", None, "2026-04-02 12:00", "charge", "144.00"),
+        # r2: the same allocation billed day by day: 30 March 12 h (24.00) and 31 March 24 h
+        # (48.00) = 72.00 in March; 1 April 24 h (48.00) and 2 April 12 h (24.00) = 72.00 in
+        # April. March has nothing owed, April 144.00: the pair that cancels (the limit)
+        *spanning("r2", "2026-04-02 12:00"),
+        invoice("r2", None, "2026-03-30 12:00", "charge", "24.00"),
+        invoice("r2", None, "2026-03-31 00:00", "charge", "48.00"),
+        invoice("r2", None, "2026-04-01 00:00", "charge", "48.00"),
+        invoice("r2", None, "2026-04-02 00:00", "charge", "24.00"),
+    ]
+    (r,) = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events)).contracts
+    assert [(x.run_id, x.month, *amounts(x)) for x in r.lines] == [
+        ("r2", "2026-03", "unexpected", None, Decimal("72.00"), Decimal("72.00")),
+        ("r1", "2026-04", "matched", Decimal("144.00"), Decimal("144.00"), 0),
+        # 72.00 − 144.00 = −72.00
+        ("r2", "2026-04", "under_billed", Decimal("144.00"), Decimal("72.00"), Decimal("-72.00")),
+    ]
+    # over the two months r2 nets to nothing: +72.00 − 72.00
+    assert sum((x.difference for x in r.lines if x.run_id == "r2"), Decimal(0)) == 0
+
+
+def test_the_month_of_an_allocation_s_end_is_the_contract_s() -> None:
+    # 30 March 12:00 UTC to 1 April 02:00 UTC is 38 h: 1 × 38 × 2.00 = 76.00. Its end is
+    # April in UTC but 31 March, 22:00, in New York; its line, dated at the end, likewise
+    events = [
+        *spanning("r1", "2026-04-01 02:00"),
+        invoice("r1", None, "2026-04-01 02:00", "charge", "76.00"),
+    ]
+    for spot, month in ((CONTRACT, "2026-04"), (NEW_YORK, "2026-03")):
+        (r,) = reconcile(terms_from_text(spot, "c.spot"), trace_frame(events)).contracts
+        (c,) = r.lines
+        assert (c.month, *amounts(c)) == (month, "matched", Decimal("76.00"), Decimal("76.00"), 0)
+    # on the provider's April invoice (its period from 1 April, 00:00 UTC) the line is
+    # April's in both; the charge stays March's in New York: 76.00 missing in March, 76.00
+    # unexpected in April, the line noted as charged in March (the limit of months that end
+    # at other hours)
+    events[-1]["billing_period_start"] = at("2026-04-01 00:00")
+    (r,) = reconcile(terms_from_text(NEW_YORK, "c.spot"), trace_frame(events)).contracts
+    assert [(x.month, x.status, x.alloc_id) for x in r.lines] == [
+        ("2026-03", "missing", "r1-a1"),
+        ("2026-04", "unexpected", None),
+    ]
+    assert r.lines[1].reasons[-1].term == "1 line charged in 2026-03, on the invoice of 2026-04"
+
+
+def test_lines_alike_but_for_one_column_are_each_counted() -> None:
+    events = [
+        # a1: 1 GPU × 1 h × 2.00 = 2.00, billed as two lines of 1.00 alike in run,
+        # allocation, time and amount but on two invoices: 1.00 + 1.00 = 2.00, matched (one
+        # line dropped as a repeat would leave 1.00, under-billed)
+        started("r1", "a1", D + "10:00", gpus=1),
+        released("r1", "a1", D + "11:00"),
+        invoice("r1", "a1", D + "11:00", "charge", "1.00", invoice_id="A", resource_id="g1"),
+        invoice("r1", "a1", D + "11:00", "charge", "1.00", invoice_id="B", resource_id="g1"),
+        # r2 likewise with run-level lines on two resources: 1.00 + 1.00 = 2.00
+        started("r2", "b1", D + "10:00", gpus=1),
+        released("r2", "b1", D + "11:00"),
+        invoice("r2", None, D + "11:00", "charge", "1.00", invoice_id="A", resource_id="g1"),
+        invoice("r2", None, D + "11:00", "charge", "1.00", invoice_id="A", resource_id="g2"),
+    ]
+    result = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events))
+    (r,) = result.contracts
+    assert result.invoice_lines == 4
+    assert [(x.run_id, x.invoice_rows, *amounts(x)) for x in r.lines] == [
+        ("r1", (3, 4), "matched", Decimal("2.00"), Decimal("2.00"), 0),
+        ("r2", (7, 8), "matched", Decimal("2.00"), Decimal("2.00"), 0),
+    ]
+    assert r.invoice_lines("charge").count == 4

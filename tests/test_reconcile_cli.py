@@ -13,7 +13,7 @@ import pytest
 from support.cli import no_traceback, run
 from support.events import event, released, started
 from support.events import frame as trace_frame
-from test_reconcile import CONTRACT, EVENTS
+from test_reconcile import CONTRACT, EVENTS, correction
 
 from contractlang.importers import import_focus, import_sacct
 from contractlang.reconcile import ContractReconciliation, reconcile
@@ -322,3 +322,107 @@ def test_a_report_that_is_an_input_is_refused(files: Path) -> None:
     result = run("reconcile", files / "c.spot", files / "t.parquet", "--report", files / "c.spot")
     no_traceback(result)
     assert result.exit_code == 2
+
+
+# ------------------------------------------------------------- net amounts at the command line
+
+
+def test_the_correction_example_is_all_matched(tmp_path: Path) -> None:
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    trace_frame(correction(True)).write_parquet(tmp_path / "t.parquet")
+    result = run("reconcile", tmp_path / "c.spot", tmp_path / "t.parquet")
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    text = result.output
+    # what the charges were compared net of: the one reversal, −1,500.00
+    assert text.splitlines()[1] == "charges net of 1 reversal (-1,500.00 USD)"
+    assert "no discrepancy beyond the tolerance" in text
+    doc = json.loads(
+        run("reconcile", tmp_path / "c.spot", tmp_path / "t.parquet", "--format", "json").stdout
+    )
+    (c,) = doc["contracts"]
+    assert {x["status"] for x in c["lines"]} == {"matched"}
+    assert {x["kind"] for x in c["lines"]} == {"charge"}  # no line is a credit
+    # 1,500.00 (A) + 1,200.00 + 300.00 (B) in 3 charges; −1,500.00 in 1 reversal
+    assert c["invoice_lines"]["charge"] == {"count": 3, "amount": "3000.00"}
+    assert c["invoice_lines"]["reversal"] == {"count": 1, "amount": "-1500.00"}
+    assert c["invoice_lines"]["credit"] == {"count": 0, "amount": "0.00"}
+    april = c["lines"][1]
+    assert (april["month"], april["expected"], april["invoiced"]) == ("2026-04", None, "0.00")
+    assert april["invoiced_lines"] == {
+        "charge": {"count": 2, "amount": "1500.00"},
+        "reversal": {"count": 1, "amount": "-1500.00"},
+    }
+
+
+def test_a_positive_credit_and_a_tax_line_in_every_output(tmp_path: Path) -> None:
+    events = [
+        # 1 GPU × 1 h × 2.00 = 2.00 owed and invoiced on its own line; a "credit" of +0.75
+        # (counted as a charge: over-billed 0.75) and tax of 0.41 (not compared)
+        started("r1", "a1", "2026-03-02 10:00", gpus=1),
+        released("r1", "a1", "2026-03-02 11:00"),
+        event("r1", "a1", "2026-03-02 11:00", "charge", amount=Decimal("2.00")),
+        event("r1", None, "2026-03-02 12:00", "credit", amount=Decimal("0.75")),
+        event("r1", None, "2026-03-02 12:00", "tax", amount=Decimal("0.41")),
+    ]
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    trace = tmp_path / "t.parquet"
+    trace_frame(events).write_parquet(trace)
+    result = run("reconcile", tmp_path / "c.spot", trace)
+    assert result.exit_code == 1, result.output
+    text = result.output
+    assert f"{trace}: row 4: warning[W801]: credit line of positive amount `0.75`" in text
+    assert (
+        "1 credit line of positive amount (0.75 USD) counted as a charge; 1 tax line (0.41 "
+        "USD) reported, not compared"
+    ) in " ".join(text.split())
+    letter = {
+        line[:48].strip(): line[48:].split()
+        for line in text.splitlines()
+        if line.startswith("  ") and len(line) > 48
+    }
+    assert letter["charges beyond the terms"] == ["0.75", "(1", "line)"]
+    assert letter["credit owed by the contract's own terms"] == ["0.00", "(0", "lines)"]
+    assert letter["credits on the invoice"] == ["0.00"]
+    assert letter["tax on the invoice, not compared"] == ["0.41", "(1", "line)"]
+    out = run("reconcile", tmp_path / "c.spot", trace, "--format", "json").stdout
+    doc = json.loads(out)
+    # the document's keys are sorted, at every level
+    assert out == json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    (c,) = doc["contracts"]
+    assert (c["totals"]["charges_over_billed"], c["totals"]["credits_owed"]) == ("0.75", "0.00")
+    assert c["invoice_lines"]["positive_credit"] == {"count": 1, "amount": "0.75"}
+    assert c["invoice_lines"]["tax"] == {"count": 1, "amount": "0.41"}
+    # the totals leave the tax out: 2.00 + 0.75 = 2.75 invoiced
+    assert c["totals"]["invoiced"] == "2.75"
+    [w] = doc["warnings"]
+    assert (w["code"], w["file"], w["row"]) == ("W801", 1, 4)
+    for suffix in (".md", ".html"):
+        report = tmp_path / f"r{suffix}"
+        run("reconcile", tmp_path / "c.spot", trace, "--report", report)
+        said = " ".join(report.read_text(encoding="utf-8").split())
+        assert "counted as a charge; 1 tax line (0.41 USD) reported, not compared" in said
+        assert "tax on the invoice, not compared" in said
+
+
+def test_set_aside_lines_of_every_kind_are_counted(tmp_path: Path) -> None:
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "run_id,alloc_id,ts,source,event,gpus,amount\n"
+        # r2 ends before it starts (T009): set aside with its adjustment 0.30 and tax 0.20
+        "r2,b1,2026-03-02T10:00:00Z,scheduler,started,1,\n"
+        "r2,b1,2026-03-02T09:00:00Z,scheduler,released,,\n"
+        "r2,,2026-03-02T11:00:00Z,invoice,adjustment,,0.30\n"
+        "r2,,2026-03-02T11:00:00Z,invoice,tax,,0.20\n"
+    )
+    q = ["--on-invalid", f"quarantine={tmp_path / 'q.parquet'}", "--format", "json"]
+    result = run("reconcile", tmp_path / "c.spot", trace, *q)
+    no_traceback(result)
+    # 0.30 + 0.20 = 0.50 of 2 lines of 1 run, not reconciled
+    assert json.loads(result.stdout)["set_aside"] == {
+        "runs": 1,
+        "invoice_lines": 2,
+        "amount": "0.50",
+        "unreadable_amounts": 0,
+    }

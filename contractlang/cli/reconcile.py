@@ -139,6 +139,7 @@ def register(app: typer.Typer) -> None:
         else:
             warnings = [*result.evaluation.warnings]
             warnings += [w for c in result.contracts for w in c.contract.warnings]
+            warnings += result.warnings  # W801: the invoice's credit lines of positive amount
             print_diagnostics(warnings, result.evaluation.sources, OutputFormat.text)
             out.print(render_reconciliation(result), markup=False, end="")
             for path, what in ((out_path, "comparisons"), (report, "report")):

@@ -22,12 +22,19 @@ from decimal import Decimal
 
 from contractlang.evaluate.engine import Progress
 from contractlang.pipeline.evaluation import TermsLike, TraceLike, evaluate
-from contractlang.reconcile.compare import compare
-from contractlang.reconcile.invoice import check_currency, invoice_lines, set_aside_lines
+from contractlang.reconcile.compare import compare, invoice_totals
+from contractlang.reconcile.invoice import (
+    check_currency,
+    invoice_lines,
+    positive_credit_warnings,
+    set_aside_lines,
+)
 from contractlang.reconcile.model import (
+    LINE_KINDS,
     STATUSES,
     Comparison,
     ContractReconciliation,
+    Lines,
     MonthTotal,
     Reason,
     Reconciliation,
@@ -39,9 +46,11 @@ from contractlang.trace.load import DEFAULT_CLOCK_SKEW, load_trace
 from contractlang.trace.model import Trace
 
 __all__ = [
+    "LINE_KINDS",
     "STATUSES",
     "Comparison",
     "ContractReconciliation",
+    "Lines",
     "MonthTotal",
     "Reason",
     "Reconciliation",
@@ -70,8 +79,14 @@ def reconcile(
     invoice lines with them, are not reconciled: those lines are counted, with their amount,
     in ``Reconciliation.set_aside``.
 
-    Raises :class:`~contractlang.errors.ContractlangError` on bad terms, a bad trace, or invoice
-    lines in another currency than a contract's (``R001``)."""
+    Invoice lines are compared net (``docs/reconcile.md``): a run's or an allocation's charges
+    with their reversals, adjustments and credit lines of positive amount (each of those a
+    ``W801`` warning, in ``Reconciliation.warnings``); ``tax`` lines are counted, never
+    compared.
+
+    Raises :class:`~contractlang.errors.ContractlangError` on bad terms, a bad trace, invoice
+    lines in another currency than a contract's (``R001``) or a billing period start that
+    cannot be read (``R002``)."""
     if tolerance < 0:
         raise ValueError("the tolerance cannot be negative")
     step = progress or (lambda _msg: None)
@@ -86,7 +101,10 @@ def reconcile(
     lines = invoice_lines(tr)
     for c in result.contracts:
         check_currency(lines, c.settings.currency, c.name, tr)
+    totals = invoice_totals(lines)
     recs = tuple(
-        ContractReconciliation(c, compare(c, lines, tolerance), tolerance) for c in result.contracts
+        ContractReconciliation(c, compare(c, lines, tolerance), tolerance, totals)
+        for c in result.contracts
     )
-    return Reconciliation(recs, result, lines.height, tolerance, set_aside_lines(tr))
+    warnings = tuple(positive_credit_warnings(lines, tr))
+    return Reconciliation(recs, result, lines.height, tolerance, set_aside_lines(tr), warnings)

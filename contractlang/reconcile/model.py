@@ -1,6 +1,7 @@
 """What a reconciliation finds: one :class:`Comparison` per thing the contract and the invoice
-can disagree on, each with the ledger lines behind its expected amount (:class:`Basis`) and the
-terms and facts that decided them (:class:`Reason`), and the totals a finance analyst acts on.
+can disagree on, each with the ledger lines behind its expected amount (:class:`Basis`), the
+invoice lines its invoiced amount nets (:class:`Lines`, by kind) and the terms and facts that
+decided them (:class:`Reason`), and the totals a finance analyst acts on.
 
 Money is exact ``Decimal`` throughout: expected amounts at the contract's precision (they are
 ledger lines), invoiced amounts as the invoice wrote them. Every sum and difference is taken in
@@ -16,6 +17,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Literal
 
+from contractlang.diagnostics import Diagnostic
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.lang.numbers import exact_difference, exact_sum
 from contractlang.trace.problems import Sources
@@ -26,21 +28,40 @@ Kind = Literal["charge", "credit"]
 ReasonKind = Literal["exclusion", "credit", "cap", "charge", "note"]
 FactValue = timedelta | Decimal | int | bool | str | None
 ZERO = Decimal(0)
+#: An invoice line as reconciliation reads it: a ``charge`` of 0 or more, a ``reversal`` (a
+#: ``charge`` below 0), an ``adjustment``, a ``positive_credit`` (a ``credit`` above 0: a
+#: charge under another name), a ``credit`` (0 or less) or a ``tax`` line (never compared).
+LineKind = Literal["charge", "reversal", "adjustment", "positive_credit", "credit", "tax"]
+LINE_KINDS: tuple[LineKind, ...] = (
+    "charge",
+    "reversal",
+    "adjustment",
+    "positive_credit",
+    "credit",
+    "tax",
+)
+#: The kinds netted together and compared with the contract's charges.
+CHARGE_SIDE: tuple[LineKind, ...] = ("charge", "reversal", "adjustment", "positive_credit")
 
 
 def status_of(expected: Decimal | None, invoiced: Decimal | None, tolerance: Decimal) -> Status:
     """``missing`` when nothing was invoiced, ``unexpected`` when nothing was expected, else
-    ``matched`` within the tolerance, ``over_billed`` or ``under_billed``.
+    ``matched`` within the tolerance, ``over_billed`` or ``under_billed``; invoice lines that
+    net to exactly 0 where nothing is expected are ``matched``.
 
     >>> status_of(Decimal("10.00"), Decimal("10.02"), Decimal("0.05"))
     'matched'
     >>> status_of(Decimal("-4.20"), Decimal("-1.00"), ZERO)
     'over_billed'
+    >>> status_of(None, Decimal("0.00"), ZERO), status_of(None, Decimal("0.01"), ZERO)
+    ('matched', 'unexpected')
     """
     if invoiced is None:
         return "missing"
     if expected is None:
-        return "unexpected"
+        # lines that net to nothing ask for nothing: a reversal and its re-bill on an invoice
+        # of a month the contract bills nothing in
+        return "matched" if invoiced == 0 else "unexpected"
     difference = exact_difference(invoiced, expected)
     if difference.copy_abs() <= tolerance:
         return "matched"
@@ -56,6 +77,15 @@ class Basis:
     term: str
     line: int | None
     alloc_id: str | None
+    amount: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """Invoice lines of one kind (:data:`LINE_KINDS`): how many, and their exact sum."""
+
+    kind: LineKind
+    count: int
     amount: Decimal
 
 
@@ -79,13 +109,16 @@ class Comparison:
     """One expected amount beside what was invoiced for it.
 
     - ``kind == "charge"`` with an ``alloc_id``: the allocation's charge line against the invoice
-      charge lines carrying that ``alloc_id``;
+      lines of the charge side (:data:`CHARGE_SIDE`) carrying that ``alloc_id``, net;
     - ``kind == "charge"`` without one: the run's charges of ``month`` (of the allocations with
-      no invoice line of their own) against the run-level invoice charge lines of that month;
-    - ``kind == "credit"``: the run's credits after caps against its invoice credit lines.
+      no invoice line of their own) against the run-level invoice lines of the charge side of
+      that month (the month of their invoice), net;
+    - ``kind == "credit"``: the run's credits after caps against its invoice credit lines of 0
+      or less.
 
     ``expected`` is None when the contract expects nothing, ``invoiced`` when nothing was
-    invoiced; ``difference`` counts a None as 0. ``invoice_rows`` are the trace rows of the
+    invoiced; ``difference`` counts a None as 0. ``invoiced_lines`` are the invoiced amount's
+    parts, by kind (in :data:`LINE_KINDS` order); ``invoice_rows`` the trace rows of the
     invoice lines (over several files, numbered on from one to the next:
     :attr:`Reconciliation.sources` says which file and row each is)."""
 
@@ -99,6 +132,7 @@ class Comparison:
     basis: tuple[Basis, ...] = ()
     reasons: tuple[Reason, ...] = ()
     invoice_rows: tuple[int, ...] = ()
+    invoiced_lines: tuple[Lines, ...] = ()
 
     @property
     def difference(self) -> Decimal:
@@ -141,11 +175,13 @@ class MonthTotal:
 
 @dataclass(frozen=True)
 class ContractReconciliation:
-    """The invoice lines of a trace reconciled with one contract's ledger."""
+    """The invoice lines of a trace reconciled with one contract's ledger; ``invoice``: the
+    trace's invoice lines by kind (every kind of :data:`LINE_KINDS`, tax lines among them)."""
 
     contract: ContractResult
     lines: tuple[Comparison, ...]
     tolerance: Decimal
+    invoice: tuple[Lines, ...] = ()
 
     @property
     def name(self) -> str:
@@ -191,9 +227,14 @@ class ContractReconciliation:
             under_billed=exact_sum(d.copy_negate() for d in off if d < 0),
         )
 
+    def invoice_lines(self, kind: LineKind) -> Lines:
+        """The trace's invoice lines of one kind (``tax``: reported, never compared)."""
+        return next((x for x in self.invoice if x.kind == kind), Lines(kind, 0, ZERO))
+
     def credits(self) -> tuple[Decimal, Decimal]:
-        """The credits the contract's own terms give (after caps) and the credits invoiced,
-        both negative or zero."""
+        """The credits the contract's own terms give (after caps) and the credits invoiced
+        (the credit lines of 0 or less: one of positive amount is a charge), both negative or
+        zero."""
         lines = [c for c in self.lines if c.kind == "credit"]
         due = exact_sum(c.expected or ZERO for c in lines)
         given = exact_sum(c.invoiced or ZERO for c in lines)
@@ -201,8 +242,9 @@ class ContractReconciliation:
 
     def claims(self) -> tuple[Decimal, Decimal]:
         """The dispute letter's two claims, discrepancies beyond the tolerance only: charges
-        invoiced beyond what the terms give, and credits the terms give that the invoice does
-        not (the credit owed by the contract's own terms); both ≥ 0."""
+        invoiced beyond what the terms give (net of reversals and adjustments, a credit line
+        of positive amount among them), and credits the terms give that the invoice does not
+        (the credit owed by the contract's own terms); both ≥ 0."""
         over = [c for c in self.discrepancies if c.difference > 0]
         charges = exact_sum(c.difference for c in over if c.kind == "charge")
         credits = exact_sum(c.difference for c in over if c.kind == "credit")
@@ -244,6 +286,8 @@ class Reconciliation:
     tolerance: Decimal
     #: the invoice lines left out with the runs a quarantine set aside, if there are any
     set_aside: SetAside | None = None
+    #: what the invoice lines give warning of (W801: a credit line of positive amount)
+    warnings: tuple[Diagnostic, ...] = ()
 
     @property
     def sources(self) -> Sources:

@@ -1,8 +1,10 @@
 """The JSON document of `contractlang reconcile --format json` (schema
 ``contractlang.reconcile/1``, ``docs/reconcile.md``) and the dispute table of ``--out``.
 
-Stable: the same inputs give the same bytes; no paths, no clock times; every amount is an exact
-decimal string.
+Stable: the same inputs give the same bytes, keys sorted; no paths, no clock times; every
+amount is an exact decimal string. It says what the invoiced amounts are net of: the invoice's
+lines of every kind (``invoice_lines``: charges, reversals, adjustments, credit lines of
+positive amount, credits, tax), and each comparison's (``invoiced_lines``).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from typing import Any
 
 import polars as pl
 
+from contractlang.diagnostics import Diagnostic
 from contractlang.lang.numbers import exact_difference
 from contractlang.reconcile.model import (
     Comparison,
     ContractReconciliation,
+    Lines,
     MonthTotal,
     Reconciliation,
 )
@@ -52,11 +56,30 @@ def reconciliation_to_json(r: Reconciliation) -> dict[str, Any]:
             "invoice_lines": r.invoice_lines,
         },
         "contracts": [contract_to_json(c, r.sources) for c in r.contracts],
+        "warnings": [warning_to_json(w, r.sources) for w in r.warnings],
     }
 
 
 def render_json(r: Reconciliation) -> str:
-    return json.dumps(reconciliation_to_json(r), indent=2, ensure_ascii=False) + "\n"
+    doc = reconciliation_to_json(r)
+    return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def warning_to_json(w: Diagnostic, sources: Sources) -> dict[str, Any]:
+    """A warning about an invoice line: its code, message and help, and its row as
+    ``invoice_rows`` gives one (the file by its place among the trace files: no paths)."""
+    return {
+        "code": w.code,
+        "message": w.message,
+        "help": w.help,
+        "file": sources.names.index(w.file) + 1 if w.file in sources.names else None,
+        "row": w.span.line,
+    }
+
+
+def lines_to_json(lines: tuple[Lines, ...], money: Any) -> dict[str, Any]:
+    """Invoice lines by kind: ``{"reversal": {"count": 1, "amount": "-1500.00"}}``."""
+    return {x.kind: {"count": x.count, "amount": money(x.amount)} for x in lines}
 
 
 def _money(c: ContractReconciliation) -> Any:
@@ -92,6 +115,7 @@ def contract_to_json(c: ContractReconciliation, sources: Sources) -> dict[str, A
             "credits_due": money(due),
             "credits_invoiced": money(given),
         },
+        "invoice_lines": lines_to_json(c.invoice, money),
         "months": [_month(m, money) for m in c.months()],
         "lines": [line_to_json(x, money, sources) for x in c.lines],
     }
@@ -149,6 +173,7 @@ def line_to_json(x: Comparison, money: Any, sources: Sources) -> dict[str, Any]:
             for r in x.reasons
         ],
         "invoice_rows": rows_json(x.invoice_rows, sources),
+        "invoiced_lines": lines_to_json(x.invoiced_lines, money),
     }
 
 

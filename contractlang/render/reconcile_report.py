@@ -1,5 +1,6 @@
 """`contractlang reconcile --report PATH.html|PATH.md`: the terminal summary's content as a
-report — per contract the months (expected, invoiced, over- and under-billed), each status
+report — per contract what the charges were compared net of and the tax left out (when the
+invoice has any), the months (expected, invoiced, over- and under-billed), each status
 with its count and amount, the largest discrepancies with the terms and facts behind them,
 and the dispute letter's numbers. The HTML is one self-contained page (autoescaped, inline
 CSS, nothing fetched); the Markdown fits a ticket or a pull-request comment (no HTML, every
@@ -13,7 +14,12 @@ from pathlib import Path
 
 from contractlang.reconcile.model import STATUSES, Reconciliation
 from contractlang.render.numbers import counted
-from contractlang.render.reconcile_text import aside_amount, discrepancy_lines, dispute_rows
+from contractlang.render.reconcile_text import (
+    aside_amount,
+    discrepancy_lines,
+    dispute_rows,
+    invoice_note,
+)
 from contractlang.render.reconcile_words import money_text
 from contractlang.render.report.render import environment, markdown_text
 
@@ -27,6 +33,7 @@ class ContractView:
     name: str
     currency: str
     heading: str
+    invoice: str | None
     months: list[tuple[str, str, str, str, str]]
     statuses: list[tuple[str, str, str]]
     discrepancies: list[list[str]]
@@ -59,6 +66,7 @@ def _views(r: Reconciliation) -> list[ContractView]:
                     f"{counted(r.invoice_lines, 'invoice line')}, tolerance "
                     f"{money_text(c.tolerance, s.precision)} {s.currency}"
                 ),
+                invoice=invoice_note(c, m),
                 months=[
                     (
                         row.month or "(none)",
@@ -86,6 +94,8 @@ def _markdown(r: Reconciliation) -> str:
     lines = ["# Reconciliation", ""]
     for v in _views(r):
         lines += [f"## Contract {md(v.name)}", "", md(v.heading), ""]
+        if v.invoice:
+            lines += [md(v.invoice), ""]
         lines += [
             f"| month | expected ({v.currency}) | invoiced | over-billed | under-billed |",
             "|---|---:|---:|---:|---:|",

@@ -1,8 +1,9 @@
-"""The terminal summary of `contractlang reconcile`, for a finance analyst: per month what the
-contract expects, what was invoiced and how much was over- and under-billed; each status with
-its count and amount; the five largest discrepancies with the terms and facts behind them; and
-the dispute letter's numbers. Plain text that fits 80 columns (it is pasted into tickets and
-letters)."""
+"""The terminal summary of `contractlang reconcile`, for a finance analyst: what the charges
+were compared net of (reversals, adjustments, credit lines of positive amount) and the tax
+lines left out, when the invoice has any; per month what the contract expects, what was
+invoiced and how much was over- and under-billed; each status with its count and amount; the
+five largest discrepancies with the terms and facts behind them; and the dispute letter's
+numbers. Plain text that fits 80 columns (it is pasted into tickets and letters)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from contractlang.reconcile.model import (
     STATUSES,
     Comparison,
     ContractReconciliation,
+    LineKind,
     Reconciliation,
     SetAside,
 )
@@ -51,6 +53,11 @@ def render_contract(c: ContractReconciliation, r: Reconciliation) -> str:
             f'reconcile "{c.name}": {counted(r.invoice_lines, "invoice line")}, '
             f"tolerance {money_text(c.tolerance, p)} {cur}"
         ),
+    ]
+    note = invoice_note(c, m)
+    if note is not None:
+        out.append(_wrap(note))
+    out += [
         "",
         f"{'month':<9}{'expected':>15}{'invoiced':>15}{'over-billed':>15}{'under-billed':>15}",
     ]
@@ -72,6 +79,29 @@ def render_contract(c: ContractReconciliation, r: Reconciliation) -> str:
         out += _discrepancy(n, x, m, cur, r.sources)
     out += ["", *_dispute(c, m, cur)]
     return "\n".join(out) + "\n"
+
+
+def invoice_note(c: ContractReconciliation, money: Money) -> str | None:
+    """What the charges were compared net of, and the tax left out: ``charges net of 1
+    reversal (-1,500.00 USD); 1 tax line (12.00 USD) reported, not compared``; None when the
+    invoice has only charges of 0 or more and credits of 0 or less."""
+    cur = c.contract.settings.currency
+
+    def part(kind: LineKind, noun: str, tail: str = "") -> str:
+        x = c.invoice_lines(kind)
+        return f"{counted(x.count, noun)}{tail} ({money(x.amount)} {cur})"
+
+    net = [part(k, k) for k in ("reversal", "adjustment") if c.invoice_lines(k).count]
+    said = ["charges net of " + " and ".join(net)] if net else []
+    positive = c.invoice_lines("positive_credit").count
+    if positive:
+        what = "a charge" if positive == 1 else "charges"
+        said.append(
+            f"{part('positive_credit', 'credit line', ' of positive amount')} counted as {what}"
+        )
+    if c.invoice_lines("tax").count:
+        said.append(f"{part('tax', 'tax line')} reported, not compared")
+    return "; ".join(said) if said else None
 
 
 def aside_amount(s: SetAside, money: Money, cur: str) -> str:
@@ -120,6 +150,7 @@ def dispute_rows(c: ContractReconciliation) -> list[tuple[str, Decimal, str]]:
     total = c.total()
     charges, credits = c.claims()
     due, given = c.credits()
+    tax = c.invoice_lines("tax")
     over = [x for x in c.discrepancies if x.difference > 0]
     under = [x for x in c.discrepancies if x.difference < 0]
     return [
@@ -136,6 +167,11 @@ def dispute_rows(c: ContractReconciliation) -> list[tuple[str, Decimal, str]]:
         ("net difference (invoiced − owed)", exact_difference(total.invoiced, total.expected), ""),
         ("credits the terms give, after caps", due, ""),
         ("credits on the invoice", given, ""),
+        *(
+            [("tax on the invoice, not compared", tax.amount, _count(tax.count))]
+            if tax.count
+            else []
+        ),
     ]
 
 
@@ -162,7 +198,10 @@ def discrepancy_lines(
 
 
 def _n(lines: Iterable[Comparison]) -> str:
-    count = sum(1 for _ in lines)
+    return _count(sum(1 for _ in lines))
+
+
+def _count(count: int) -> str:
     return f"({count} line{'s' if count != 1 else ''})"
 
 
