@@ -639,6 +639,29 @@ def test_a_correction_on_a_later_invoice_matches_in_both_months() -> None:
     assert result.checks_out
 
 
+def test_a_correction_that_changes_the_amount_shows_on_both_invoices() -> None:
+    # invoice A billed 1,600.00 for the 1,500.00 owed; invoice B reverses it (−1,600.00)
+    # and bills 1,500.00: March is over-billed 1,600.00 − 1,500.00 = 100.00, April gives
+    # back −1,600.00 + 1,500.00 = −100.00 where nothing is owed; the two cancel in the net
+    events = correction(True)[:-1]
+    events[2]["amount"], events[3]["amount"], events[4]["amount"] = (
+        Decimal("1600.00"),
+        Decimal("-1600.00"),
+        Decimal("1500.00"),
+    )
+    (r,) = reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events)).contracts
+    assert [(x.month, *amounts(x)) for x in r.lines] == [
+        ("2026-03", "over_billed", Decimal("1500.00"), Decimal("1600.00"), Decimal("100.00")),
+        ("2026-04", "unexpected", None, Decimal("-100.00"), Decimal("-100.00")),
+    ]
+    assert r.lines[1].reasons[0].term == "2 lines charged in 2026-03, on the invoice of 2026-04"
+    # the letter claims 100.00 of charges and owes 100.00 back: a net difference of 0.00
+    assert r.claims() == (Decimal("100.00"), 0)
+    total = r.total()
+    assert (total.over_billed, total.under_billed) == (Decimal("100.00"), Decimal("100.00"))
+    assert total.invoiced - total.expected == 0
+
+
 def test_without_billing_periods_a_correction_nets_in_its_charge_period() -> None:
     # no billing_period_start: every line's month is its charge period's, March: 1,500.00 −
     # 1,500.00 + 1,200.00 + 300.00 = 1,500.00 against the 1,500.00 expected

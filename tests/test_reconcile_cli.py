@@ -426,3 +426,26 @@ def test_set_aside_lines_of_every_kind_are_counted(tmp_path: Path) -> None:
         "amount": "0.50",
         "unreadable_amounts": 0,
     }
+
+
+def test_the_worked_reversal_of_the_page_is_what_reconcile_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the section's terms, trace, summary and dispute table are its code blocks, in order
+    page = (ROOT / "docs" / "reconcile.md").read_text(encoding="utf-8")
+    section = page.split("## A worked reversal")[1].split("\n## ")[0]
+    blocks = [b.split("\n", 1) for b in section.split("```")[1::2]]
+    assert [lang for lang, _ in blocks] == ["spot", "csv", "text", "csv"]
+    spot, trace, shown, table = (text for _, text in blocks)
+    monkeypatch.chdir(tmp_path)
+    Path("h100.spot").write_text(spot)
+    Path("correction.csv").write_text(trace)
+    result = run("reconcile", "h100.spot", "correction.csv", "--out", "dispute.csv")
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == shown
+    assert Path("dispute.csv").read_text() == table
+    # by hand: 8 GPUs × 75 h × 2.50 = 1,500.00 owed; March 1,500.00; April −1,500.00 +
+    # 1,200.00 + 300.00 = 0.00
+    assert "2025-03         1,500.00       1,500.00" in shown
+    assert "2025-04             0.00           0.00" in shown
