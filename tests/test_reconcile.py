@@ -3,6 +3,7 @@ each expected amount computed by hand, the reasons behind them, the totals, the 
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -733,6 +734,15 @@ def test_a_billing_period_start_of_another_type_is_r002() -> None:
     [d] = exc.value.diagnostics
     assert (d.code, d.span.line) == ("R002", 3)
     assert d.message == "`billing_period_start` holds integers, not times with a time zone"
+    # timestamps without a zone: which month they are in depends on a zone nobody named
+    events[-1]["billing_period_start"] = datetime(2026, 3, 1)
+    with pytest.raises(ContractlangError) as exc:
+        reconcile(terms_from_text(CONTRACT, "c.spot"), trace_frame(events))
+    [d] = exc.value.diagnostics
+    assert (d.code, d.message) == (
+        "R002",
+        "`billing_period_start` holds timestamps without a time zone",
+    )
 
 
 # ------------------------------------------------------- an allocation over a month's end

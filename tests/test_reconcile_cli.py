@@ -449,3 +449,22 @@ def test_the_worked_reversal_of_the_page_is_what_reconcile_prints(
     # 1,200.00 + 300.00 = 0.00
     assert "2025-03         1,500.00       1,500.00" in shown
     assert "2025-04             0.00           0.00" in shown
+
+
+def test_an_unreadable_billing_period_start_is_exit_2_at_its_row(tmp_path: Path) -> None:
+    (tmp_path / "c.spot").write_text(CONTRACT)
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "run_id,alloc_id,ts,source,event,gpus,amount,billing_period_start\n"
+        "r1,a1,2026-03-02T10:00:00Z,scheduler,started,1,,\n"
+        "r1,a1,2026-03-02T11:00:00Z,scheduler,released,,,\n"
+        "r1,,2026-03-02T11:00:00Z,invoice,charge,,2.00,2026-03-01T00:00:00Z\n"
+        "r1,,2026-03-02T11:00:00Z,invoice,charge,,1.00,March 2026\n"
+    )
+    result = run("reconcile", tmp_path / "c.spot", trace)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"{trace}: row 4: error[R002]: billing period start `March 2026` is not an ISO 8601 "
+        "time with an offset"
+    ) in result.output

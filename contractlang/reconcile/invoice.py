@@ -93,15 +93,13 @@ def _period_starts(lines: pl.DataFrame, trace: Trace) -> pl.DataFrame:
     if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None:
         return lines.with_columns(col.dt.convert_time_zone("UTC").dt.cast_time_unit("us"))
     if dtype != pl.String:
-        what = (
-            "timestamps without a time zone" if isinstance(dtype, pl.Datetime) else describe(dtype)
+        message = (
+            f"`{PERIOD_START}` holds timestamps without a time zone"
+            if isinstance(dtype, pl.Datetime)
+            else f"`{PERIOD_START}` holds {describe(dtype)}, not times with a time zone"
         )
         rows = lines.filter(col.is_not_null()).get_column(ROW).to_list()
-        raise _unreadable(
-            rows,
-            [f"`{PERIOD_START}` holds {what}, not times with a time zone"] * len(rows),
-            trace,
-        )
+        raise _unreadable(rows, [message] * min(len(rows), _SHOWN), trace)
     text = col.str.strip_chars()
     iso = text.str.replace(r"^(\d{4}-\d{2}-\d{2}) ", "${1}T").str.replace(r"[Zz]$", "+00:00")
     parsed = iso.str.to_datetime(
