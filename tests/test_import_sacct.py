@@ -334,12 +334,18 @@ def test_files_that_are_not_sacct_output(tmp_path: Path) -> None:
         "the export has no `State` field",
         "did you mean `Stat`?",
     )
+    # UTF-16 and binary content are still unreadable as a whole (bytes that are not UTF-8
+    # inside a UTF-8 file are judged field by field: see the tests of I027 and I043)
     bad = tmp_path / "b.txt"
-    bad.write_bytes(b"JobID|State\n\xff\xfe|x\n")
-    with pytest.raises(ContractlangError) as exc:
-        import_sacct(bad, "UTC")
-    assert exc.value.diagnostics[0].code == "I001"
-    assert "invalid utf-8 at line 2" in exc.value.diagnostics[0].message
+    for data, why in (
+        ("JobID|State\n".encode("utf-16"), "it is UTF-16 text, not UTF-8"),
+        (b"JobID|State\n\x00\x01|x\n", "binary content, not text"),
+    ):
+        bad.write_bytes(data)
+        with pytest.raises(ContractlangError) as exc:
+            import_sacct(bad, "UTC")
+        assert exc.value.diagnostics[0].code == "I001"
+        assert exc.value.diagnostics[0].message == f"cannot read `{bad}`: {why}"
 
 
 def test_a_field_named_twice_in_the_header_is_i003_naming_it(tmp_path: Path) -> None:
@@ -396,7 +402,13 @@ def test_digits_are_ascii_digits(tmp_path: Path) -> None:
         "`AllocTRES` `gres/gpu=²` has a GPU count that is not a whole number the trace can hold"
     )
     assert r.events.select("run_id", "restarts").unique().rows() == [("4", None)]
-    assert r.report.notes == ()
+    # each unreadable optional value is noted where it was left empty
+    [note] = r.report.notes
+    assert (note.code, note.count) == ("I039", 2)
+    assert note.examples == (
+        (4, "`Elapsed` `٠١:٠٠:٠٠`: not compared with the times"),
+        (4, "`Restarts` `²`"),
+    )
 
 
 def test_lines_end_at_line_breaks_only(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 (docs/import.md).
 
 contractlang import sacct jobs.txt --tz America/New_York --out jobs.parquet
+contractlang import sacct jobs.txt --tz UTC --capacity spot --sku-map h100=H100-80G
 contractlang import focus invoice.csv --run-from tag:slurm_job --out invoice.parquet
 contractlang import attempts philly.json --tz UTC --out philly.parquet --rejects rejects.csv
 contractlang import availability us-east-1a_v100_1.json --start 2025-01-01T00:00Z --gpus 8
@@ -34,6 +35,7 @@ from contractlang.importers import RunKey, import_attempts, import_focus, import
 from contractlang.importers.availability import import_availability
 from contractlang.importers.localtime import read_zone
 from contractlang.importers.result import ImportReport, ImportResult, rejects_frame
+from contractlang.importers.sacct import Allocations
 from contractlang.render.import_report import render_import
 from contractlang.trace.limits import MAX_GPUS
 from contractlang.trace.schema import CAPACITIES
@@ -75,6 +77,25 @@ CapacityOpt = Annotated[
         help="Write this capacity on every allocation.",
     ),
 ]
+SkuOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sku",
+        metavar="SKU",
+        help="Write this SKU on every allocation (with `--sku-map`: on those of untyped GPUs).",
+    ),
+]
+PriceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--price",
+        metavar="PRICE",
+        help="Write this price per GPU-hour (an exact decimal) on every allocation.",
+    ),
+]
+ZoneOpt = Annotated[
+    str | None, typer.Option("--zone", metavar="ZONE", help="Write this zone on every allocation.")
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -105,15 +126,78 @@ def register(app: typer.Typer) -> None:
                 "when the trace is read (without it they are rejected).",
             ),
         ] = None,
+        fields: Annotated[
+            str | None,
+            typer.Option(
+                "--fields",
+                metavar="F1,F2,…",
+                help="The fields of a `--noheader` export, in the order `--format` listed them.",
+            ),
+        ] = None,
+        delimiter: Annotated[
+            str,
+            typer.Option("--delimiter", metavar="TEXT", help="The delimiter it was exported with."),
+        ] = "|",
+        sku: SkuOpt = None,
+        sku_map: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--sku-map",
+                metavar="TYPE=SKU",
+                help="Write SKU on the allocations of Slurm's GPU type TYPE (repeatable); "
+                "a type not mapped keeps its Slurm name.",
+            ),
+        ] = None,
+        capacity_map: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--capacity-map",
+                metavar="PARTITION=CAPACITY",
+                help="Write CAPACITY on the allocations of PARTITION (repeatable); the others "
+                "get `--capacity`.",
+            ),
+        ] = None,
+        price: PriceOpt = None,
+        zone: ZoneOpt = None,
     ) -> None:
         """Slurm accounting records (`sacct --parsable2 --duplicates`) as a trace.
 
         Exit codes: 0 written, 2 bad input, 3 internal error, 130 interrupted.
         """
-        zone = read_zone(tz)
-        cap = _capacity(capacity)
+        tzone = read_zone(tz)
         when = parse_open_at(open_at)
-        _run(file, out_path, rejects, lambda: import_sacct(file, zone, capacity=cap, open_at=when))
+        if not delimiter:
+            raise usage_error("`--delimiter` is empty", help="leave it out to split at `|`")
+        if "\n" in delimiter or "\r" in delimiter:
+            raise usage_error(
+                f"`--delimiter {delimiter!r}` holds a line break",
+                help="records are lines: the delimiter separates the fields of one line",
+            )
+        names = _fields(fields)
+        caps = _mapping("--capacity-map", capacity_map, "PARTITION=CAPACITY")
+        for partition, cap in caps.items():
+            if cap not in CAPACITIES:
+                guess = did_you_mean(cap, CAPACITIES)
+                raise usage_error(
+                    f"`--capacity-map {partition}={cap}`: `{cap}` is not a capacity",
+                    help=f"did you mean `{guess}`?" if guess else "use " + ", ".join(CAPACITIES),
+                )
+        settings = Allocations(
+            capacity=_capacity(capacity),
+            capacity_map=caps,
+            sku=_text("--sku", sku),
+            sku_map={k.lower(): v for k, v in _mapping("--sku-map", sku_map, "TYPE=SKU").items()},
+            price=_price(price),
+            zone=_text("--zone", zone),
+        )
+
+        def adapter() -> ImportResult:
+            return import_sacct(
+                file, tzone, open_at=when, fields=names, delimiter=delimiter,
+                allocations=settings,
+            )  # fmt: skip
+
+        _run(file, out_path, rejects, adapter)
 
     @import_app.command("focus")
     @guarded(fmt_param=None)
@@ -151,15 +235,24 @@ def register(app: typer.Typer) -> None:
         out_path: OutOpt = None,
         rejects: RejectsOpt = None,
         capacity: CapacityOpt = None,
+        sku: SkuOpt = None,
+        price: PriceOpt = None,
+        zone: ZoneOpt = None,
     ) -> None:
         """Job attempt lists (JSON, as the Philly trace) as a trace: every attempt an
         allocation, every attempt but the last failed.
 
         Exit codes: 0 written, 2 bad input, 3 internal error, 130 interrupted.
         """
-        zone = read_zone(tz)
+        tzone = read_zone(tz)
         cap = _capacity(capacity)
-        _run(file, out_path, rejects, lambda: import_attempts(file, zone, capacity=cap))
+        text = {"sku": _text("--sku", sku), "zone": _text("--zone", zone)}
+        cost = _price(price)
+
+        def adapter() -> ImportResult:
+            return import_attempts(file, tzone, capacity=cap, price=cost, **text)
+
+        _run(file, out_path, rejects, adapter)
 
     @import_app.command("availability")
     @guarded(fmt_param=None)
@@ -205,13 +298,7 @@ def register(app: typer.Typer) -> None:
         cap = _capacity(capacity)
         cost = _price(price)
         for flag, value in (("--run-id", run_id), ("--sku", sku), ("--zone", zone)):
-            if value is not None and not value.strip():
-                raise usage_error(f"`{flag}` is empty", help=f"leave `{flag}` out to write none")
-            if value is not None and any(unicodedata.category(ch) == "Cc" for ch in value):
-                raise usage_error(
-                    f"`{flag} {value!r}` holds a control character",
-                    help="a name with a tab, newline or escape in it cannot be typed back",
-                )
+            _text(flag, value)
         if run_id is None and not file.stem.strip():
             raise usage_error(
                 f"`{file}` has no name to make a run id of", help="give one with `--run-id ID`"
@@ -233,7 +320,11 @@ _PRICE = re.compile(r"[0-9]{1,20}(\.[0-9]{1,18})?")
 
 def _price(text: str | None) -> Decimal | None:
     """``--price``: a plain decimal of ASCII digits, at most 20 before the point (below 10^20,
-    what a trace's ``price`` holds) and 18 after."""
+    what a trace's ``price`` holds) and 18 after; exact, never a float.
+
+    >>> _price("2.50"), _price(None)
+    (Decimal('2.50'), None)
+    """
     if text is None:
         return None
     if _PRICE.fullmatch(text.strip()) is None:
@@ -242,6 +333,57 @@ def _price(text: str | None) -> Decimal | None:
             help="a decimal of at least 0 and below 10^20 with at most 18 places, e.g. 2.50",
         )
     return Decimal(text.strip())
+
+
+def _text(flag: str, value: str | None) -> str | None:
+    """A name given to a flag (``--sku``, ``--zone``): E502 when it is empty or holds a
+    control character."""
+    if value is not None and not value.strip():
+        raise usage_error(f"`{flag}` is empty", help=f"leave `{flag}` out to write none")
+    if value is not None and any(unicodedata.category(ch) == "Cc" for ch in value):
+        raise usage_error(
+            f"`{flag} {value!r}` holds a control character",
+            help="a name with a tab, newline or escape in it cannot be typed back",
+        )
+    return value
+
+
+def _mapping(flag: str, values: list[str] | None, form: str) -> dict[str, str]:
+    """Repeated ``KEY=VALUE`` flags as a mapping (blanks around each side taken off); E502
+    for one without ``=``, an empty side, a control character, or a key mapped twice to
+    different values."""
+    out: dict[str, str] = {}
+    for item in values or []:
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or not key or not value:
+            raise usage_error(
+                f"`{flag} {item}` is not `{form}`", help=f"for example `{flag} {_EXAMPLES[flag]}`"
+            )
+        _text(flag, item)
+        if out.setdefault(key, value) != value:
+            raise usage_error(
+                f"`{flag}` maps `{key}` twice: to `{out[key]}` and to `{value}`",
+                help="give each one value",
+            )
+    return out
+
+
+_EXAMPLES = {"--sku-map": "a100_80=A100-80G", "--capacity-map": "gpu-spot=spot"}
+
+
+def _fields(text: str | None) -> list[str] | None:
+    """``--fields F1,F2,…``: E502 when a name is empty or holds a control character."""
+    if text is None:
+        return None
+    _text("--fields", text)
+    names = [f.strip() for f in text.split(",")]
+    if any(not n for n in names):
+        raise usage_error(
+            f"`--fields {text}` has an empty field name",
+            help="name the fields in the order `sacct --format` listed them, e.g. "
+            "`--fields JobID,State,Start,End,AllocTRES`",
+        )
+    return names
 
 
 def _capacity(value: str | None) -> str | None:

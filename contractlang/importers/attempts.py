@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -54,12 +55,20 @@ class _Rejected(Exception):
 
 
 def import_attempts(
-    path: str | Path, tz: str | ZoneInfo, *, capacity: str | None = None
+    path: str | Path,
+    tz: str | ZoneInfo,
+    *,
+    capacity: str | None = None,
+    sku: str | None = None,
+    price: Decimal | None = None,
+    zone: str | None = None,
 ) -> ImportResult:
-    """Read a JSON list of jobs and their attempts as a trace (see the module docstring)."""
+    """Read a JSON list of jobs and their attempts as a trace (see the module docstring).
+    ``capacity``, ``sku``, ``price`` (per GPU-hour, exact) and ``zone`` are written on every
+    ``started``."""
     p = Path(path)
     name = str(p)
-    zone = tz if isinstance(tz, ZoneInfo) else read_zone(tz)
+    clock = tz if isinstance(tz, ZoneInfo) else read_zone(tz)
     jobs = parse_json(name, read_text(p), HELP_FORMAT)
     if not isinstance(jobs, list):
         raise format_error(name, f"`{name}` is not a JSON array of jobs", HELP_FORMAT)
@@ -72,7 +81,7 @@ def import_attempts(
         c.rows_read += 1
         record = json.dumps(job, ensure_ascii=False)
         try:
-            run, gpus, submitted, attempts = _job(job, zone, name, row, time_errors)
+            run, gpus, submitted, attempts = _job(job, clock, name, row, time_errors)
             if run in seen:
                 raise _Rejected(
                     "I012", f"job `{run}` appears again; it first appears at row {seen[run]}"
@@ -98,7 +107,16 @@ def import_attempts(
             alloc = f"{run}#{n}"
             last = n == len(attempts)
             base = {"run_id": run, "alloc_id": alloc, "source": "scheduler", SOURCE_ROW: row}
-            ev.add(**base, ts=start, event="started", gpus=gpus, capacity=capacity)
+            ev.add(
+                **base,
+                ts=start,
+                event="started",
+                gpus=gpus,
+                capacity=capacity,
+                sku=sku,
+                price=price,
+                zone=zone,
+            )
             ev.add(**base, ts=end, event="released" if last else "failed")
         allocations += len(attempts)
         restarted += len(attempts) > 1

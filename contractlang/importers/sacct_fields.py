@@ -5,7 +5,9 @@
 - ``State``: one of the JOB STATE CODES; a job cancelled by someone reads ``CANCELLED by UID``.
 - ``AllocTRES``: ``billing=16,cpu=16,gres/gpu:a100=2,gres/gpu=2,mem=64G,node=1``. A typed GPU
   count (``gres/gpu:a100=2``) repeats the untyped total (``gres/gpu=2``): 2 GPUs, not 4.
-- ``Elapsed``: ``[DD-[HH:]]MM:SS``.
+- ``AllocGRES``, ``ReqGRES`` (removed in Slurm 20.11: "AllocGRES is deprecated, please use
+  AllocTRES"): ``gpu:2``, ``gpu:a100:2``, ``gpu:a100:2(IDX:0-1)``, totals over all nodes.
+- ``Elapsed``: ``[DD-[HH:]]MM:SS``; ``ElapsedRaw``: whole seconds.
 - times: ``YYYY-MM-DDTHH:MM:SS`` in the cluster's local time; ``Unknown`` and ``None`` mean no
   time (a job still running has ``End`` ``Unknown``).
 
@@ -51,6 +53,30 @@ KNOWN_STATES = frozenset(END_REASONS) | RUNNING_STATES | PENDING_STATES | {REVOK
 MAX_COUNT = 2**63 - 1
 #: The most GPUs a count may say.
 MAX_GPUS = MAX_COUNT
+
+#: Every field ``sacct --helpformat`` lists (Slurm 25.x), and those of earlier releases: a
+#: first line none of whose values is one of these is not a header.
+ALL_FIELDS = frozenset(
+    f.lower()
+    for f in """
+    Account AdminComment AllocCPUS AllocGRES AllocNodes AllocTRES AssocID AveCPU AveCPUFreq
+    AveDiskRead AveDiskWrite AvePages AveRSS AveVMSize BlockID Cluster Comment Constraints
+    ConsumedEnergy ConsumedEnergyRaw Container CPUTime CPUTimeRAW DBIndex DerivedExitCode
+    Elapsed ElapsedRaw Eligible End Exclusive ExitCode Extra FailedNode Flags GID Group JobID
+    JobIDRaw JobName Layout Licenses MaxDiskRead MaxDiskReadNode MaxDiskReadTask MaxDiskWrite
+    MaxDiskWriteNode MaxDiskWriteTask MaxPages MaxPagesNode MaxPagesTask MaxRSS MaxRSSNode
+    MaxRSSTask MaxVMSize MaxVMSizeNode MaxVMSizeTask McsLabel MinCPU MinCPUNode MinCPUTask
+    NCPUS NNodes NodeList NTasks OriginalSLUID OverSubscribe Partition Planned PlannedCPU
+    PlannedCPURAW Priority QOS QOSRAW QOSREQ Reason ReqCPUFreq ReqCPUFreqGov ReqCPUFreqMax
+    ReqCPUFreqMin ReqCPUS ReqGRES ReqMem ReqNodes ReqReservation ReqTRES Reservation
+    ReservationId Reserved ResvCPU ResvCPURAW Restarts SegmentSize SLUID Start State StdErr
+    StdIn StdOut Submit SubmitLine Suspended SystemComment SystemCPU Timelimit TimelimitRaw
+    TotalCPU TRESUsageInAve TRESUsageInMax TRESUsageInMaxNode TRESUsageInMaxTask
+    TRESUsageInMin TRESUsageInMinNode TRESUsageInMinTask TRESUsageInTot TRESUsageOutAve
+    TRESUsageOutMax TRESUsageOutMaxNode TRESUsageOutMaxTask TRESUsageOutMin TRESUsageOutMinNode
+    TRESUsageOutMinTask TRESUsageOutTot UID User UserCPU WCKey WCKeyID WorkDir
+    """.split()  # noqa: SIM905 (the man page's list, as it prints it)
+)
 
 #: Values ``sacct`` prints for a time it does not have.
 NO_TIME = frozenset({"", "unknown", "none"})
@@ -98,49 +124,124 @@ def parse_state(text: str) -> tuple[str, str | None] | None:
 
 @dataclass(frozen=True, slots=True)
 class Tres:
-    """What ``AllocTRES`` says about GPUs: the count, the GPU types named, whether the typed
-    counts add up to the untyped total, and the node count."""
+    """What ``AllocTRES`` (or ``AllocGRES``) says about GPUs: the count, the GPU types named,
+    the sum of the typed counts when any are given, and whether the field is empty (the job
+    was never allocated)."""
 
     gpus: int
     types: tuple[str, ...]
     typed_total: int | None  # Σ typed counts, when any are given
-    nodes: int | None
-    empty: bool  # no TRES at all: the job was never allocated
+    empty: bool
+    named: bool = True  # a GPU count was written (`gres/gpu=0` is 0 GPUs, `cpu=4` none)
 
 
-def parse_tres(text: str) -> Tres | None:
-    """``AllocTRES`` read for GPUs; None when a GPU count is not a whole number. The untyped
-    ``gres/gpu=N`` is the total; typed counts only count when it is absent (a site that
-    accounts only typed GPUs). ``gres/gpumem`` and ``gres/gpuutil`` are not GPUs."""
-    total: int | None = None
-    typed: dict[str, int] = {}
-    nodes: int | None = None
-    items = [p for p in text.strip().split(",") if p.strip()]
+@dataclass(frozen=True, slots=True)
+class GpuProblem:
+    """Why a field's GPUs cannot be read: ``I016`` a count that is not a whole number the
+    trace can hold; ``I026`` counts that disagree (two totals, or typed counts above the
+    total)."""
+
+    code: str
+    reason: str
+
+
+def parse_tres(text: str, field: str = "AllocTRES") -> Tres | GpuProblem:
+    """``AllocTRES`` read for GPUs. The untyped ``gres/gpu=N`` is the total; typed counts
+    count only when it is absent (a site that accounts only typed GPUs). ``gres/gpumem`` and
+    ``gres/gpuutil`` are not GPUs.
+
+    >>> parse_tres("gres/gpu=8,gres/gpu=16").code
+    'I026'
+    """
+    items = [p.strip() for p in text.strip().split(",") if p.strip()]
+    counts: list[tuple[str | None, str]] = []
     for item in items:
-        key, _, value = item.strip().partition("=")
+        key, _, value = item.partition("=")
         key = key.strip().lower()
-        if key == "gres/gpu" or key.startswith("gres/gpu:"):
-            if not is_count(value) or int(value) > MAX_GPUS:
-                return None
-            count = int(value)
-            if key == "gres/gpu":
-                total = count
-            else:
-                typed[key.removeprefix("gres/gpu:")] = count
-        elif key == "node" and is_count(value):
-            nodes = int(value)
+        if key == "gres/gpu":
+            counts.append((None, value))
+        elif key.startswith("gres/gpu:"):
+            counts.append((key.removeprefix("gres/gpu:"), value))
+    return _gpus(field, text, counts, empty=not items)
+
+
+#: ``gpu:2``, ``gpu:a100:2``, ``gpu:a100:2(IDX:0-1)``: one generic resource of ``AllocGRES``.
+_GRES = re.compile(r"^(?P<name>[^:(]+)(?::(?P<type>[^:(]+))?:(?P<count>[^:(]*)(?:\([^)]*\))?$")
+
+
+def parse_gres(text: str, field: str = "AllocGRES") -> Tres | GpuProblem:
+    """``AllocGRES`` or ``ReqGRES`` (Slurm before 20.11: ``gpu:2``, ``gpu:a100:2``, with
+    the indexes allocated as ``(IDX:0-1)``) read for GPUs, totals over all nodes; other
+    generic resources (``mps``, ``shard``) are not GPUs.
+
+    >>> parse_gres("gpu:a100:2(IDX:0-1),mps:100").gpus
+    2
+    """
+    items = [p.strip() for p in text.strip().split(",") if p.strip()]
+    if len(items) == 1 and items[0].lower() in {"(null)", "n/a"}:
+        items = []
+    counts: list[tuple[str | None, str]] = []
+    for item in items:
+        m = _GRES.match(item)
+        name = (m.group("name") if m else item.split(":", 1)[0]).strip().lower()
+        if name != "gpu":
+            continue
+        if m is None:
+            reason = f"`{field}` `{text}` has a GPU count that is not a whole number"
+            return GpuProblem("I016", reason + " the trace can hold")
+        kind = m.group("type")
+        counts.append((kind.strip().lower() if kind else None, m.group("count")))
+    return _gpus(field, text, counts, empty=not items)
+
+
+def _gpus(
+    field: str, text: str, counts: list[tuple[str | None, str]], empty: bool
+) -> Tres | GpuProblem:
+    """The GPUs of ``(type or None, count as written)`` pairs: an untyped count is the total,
+    typed counts its parts (or the count, without a total)."""
+    totals: list[int] = []
+    typed: dict[str, int] = {}
+    for kind, value in counts:
+        n = parse_count(value, MAX_GPUS)
+        if n is None:
+            reason = f"`{field}` `{text}` has a GPU count that is not a whole number"
+            return GpuProblem("I016", reason + " the trace can hold")
+        if kind is None:
+            totals.append(n)
+        elif typed.setdefault(kind, n) != n:
+            reason = f"`{field}` `{text}` names two different counts of GPU type `{kind}`"
+            return GpuProblem("I026", f"{reason} ({typed[kind]:,} and {n:,})")
+        if len(set(totals)) > 1:
+            reason = f"`{field}` `{text}` names two different GPU totals"
+            return GpuProblem("I026", f"{reason} ({totals[0]:,} and {n:,})")
     typed_total = sum(typed.values()) if typed else None
-    gpus = total if total is not None else (typed_total or 0)
+    if totals and typed_total is not None and typed_total > totals[0]:
+        reason = (
+            f"`{field}` `{text}`: its typed GPU counts add up to {typed_total:,}, more than "
+            f"its total of {totals[0]:,}"
+        )
+        return GpuProblem("I026", reason)
+    gpus = totals[0] if totals else (typed_total or 0)
     if gpus > MAX_GPUS:
-        return None
-    return Tres(gpus, tuple(sorted(typed)), typed_total, nodes, empty=not items)
+        reason = f"`{field}` `{text}` has a GPU count that is not a whole number"
+        return GpuProblem("I016", reason + " the trace can hold")
+    return Tres(gpus, tuple(sorted(typed)), typed_total, empty, named=bool(counts))
 
 
-_ELAPSED = re.compile(r"^(?:(?:(\d+)-)?(\d+):)?(\d+):(\d+)(?:\.\d+)?$", re.ASCII)
+#: Each part of an ``Elapsed`` is at most this many digits (a billion days is past any export;
+#: an unbounded part would reach Python's limit on the digits of an integer).
+_PART = "[0-9]{1,9}"
+_ELAPSED = re.compile(
+    rf"^(?:(?:({_PART})-)?({_PART}):)?({_PART}):({_PART})(?:\.[0-9]{{1,9}})?$", re.ASCII
+)
 
 
 def parse_elapsed(text: str) -> int | None:
-    """``[DD-[HH:]]MM:SS`` as whole seconds; None when it is not one."""
+    """``[DD-[HH:]]MM:SS`` as whole seconds; None when it is not one.
+
+    >>> parse_elapsed("1" * 5000 + ":00") is None
+    True
+    """
     m = _ELAPSED.match(text.strip())
     if m is None:
         return None
@@ -148,7 +249,29 @@ def parse_elapsed(text: str) -> int | None:
     return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
+def parse_elapsed_raw(text: str) -> int | None:
+    """``ElapsedRaw``: whole seconds; None when it is not a count a trace holds."""
+    return parse_count(text)
+
+
 _COUNT = re.compile(r"[0-9]+")
+#: Digits of the largest count (2^63 − 1 has 19), leading zeros aside: checked before ``int``,
+#: which refuses more than 4,300 digits with a ``ValueError``.
+_COUNT_DIGITS = len(str(MAX_COUNT))
+
+
+def parse_count(text: str, limit: int = MAX_COUNT) -> int | None:
+    """A whole number in ASCII digits of at most ``limit``; None when ``text`` is not one, or
+    is larger (however many digits it has).
+
+    >>> parse_count(" 0008 "), parse_count("9" * 5000), parse_count("-1")
+    (8, None, None)
+    """
+    t = text.strip()
+    if _COUNT.fullmatch(t) is None or len(t.lstrip("0")) > _COUNT_DIGITS:
+        return None
+    n = int(t)
+    return n if n <= limit else None
 
 
 def is_count(text: str) -> bool:

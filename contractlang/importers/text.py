@@ -12,6 +12,7 @@ missing.txt: error[I001]: cannot read `missing.txt`: no such file
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -30,8 +31,8 @@ def _cannot(name: str, reason: str, help: str | None = None) -> ContractlangErro
     )
 
 
-def read_text(path: Path) -> str:
-    """The file's text (UTF-8, a byte-order mark allowed), or I001 saying why not."""
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, or I001 when it is missing, not a file, UTF-16 or binary."""
     name = str(path)
     if not path.exists():
         raise _cannot(name, "no such file")
@@ -45,15 +46,52 @@ def read_text(path: Path) -> str:
         raise _cannot(name, "it is UTF-16 text, not UTF-8", help="save it as UTF-8")
     if b"\x00" in data[:8192]:
         raise _cannot(name, "binary content, not text")
+    return data
+
+
+def read_text(path: Path) -> str:
+    """The file's text (UTF-8, a byte-order mark allowed), or I001 saying why not."""
+    data = _read_bytes(path)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise _cannot(
-            name,
+            str(path),
             f"invalid utf-8 at line {line:,}, byte offset {exc.start:,}",
             help="save the file as UTF-8",
         ) from None
+
+
+def read_text_keeping_bytes(path: Path) -> str:
+    """The file's text as :func:`read_text` reads it, except that bytes that are not UTF-8
+    are kept as lone surrogates (``errors="surrogateescape"``), for the adapter to judge field
+    by field (:func:`has_bad_bytes`); UTF-16 and binary content are still I001.
+
+    >>> has_bad_bytes(b"caf\\xe9".decode("utf-8", "surrogateescape"))
+    True
+    """
+    return _read_bytes(path).decode("utf-8-sig", errors="surrogateescape")
+
+
+#: A byte that was not UTF-8, as ``surrogateescape`` keeps it.
+_BAD_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def has_bad_bytes(text: str) -> bool:
+    """Whether ``text`` holds bytes that were not UTF-8 (read by
+    :func:`read_text_keeping_bytes`)."""
+    return _BAD_BYTE.search(text) is not None
+
+
+def replace_bad_bytes(text: str) -> str:
+    """``text`` with each byte that was not UTF-8 replaced by U+FFFD, the replacement
+    character (text that can be written and shown).
+
+    >>> replace_bad_bytes(b"caf\\xe9".decode("utf-8", "surrogateescape"))
+    'caf\ufffd'
+    """
+    return _BAD_BYTE.sub("\ufffd", text)
 
 
 def require_line_end(name: str, text: str) -> None:
