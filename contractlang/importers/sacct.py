@@ -287,7 +287,10 @@ class _Reader:
         if unreadable:
             reason = f"`{unreadable[0]}` holds bytes that are not UTF-8"
             return self.reject(row, "I027", reason, record)
-        notes = [("I043", "bytes that are not UTF-8 replaced by U+FFFD", f"`{f}`") for f in bad]
+        notes: list[tuple[str, str, str]] = []
+        if bad:
+            shown = ", ".join(f"`{f}`" for f in bad)
+            notes.append(("I043", "bytes that are not UTF-8 replaced by U+FFFD", shown))
         fields = {f: replace_bad_bytes(v) for f, v in fields.items()}
         job = sf.parse_job_id(fields["JobID"])
         if job is None:
@@ -347,6 +350,8 @@ class _Reader:
             untyped = "gres/gpu" if self.gpu_field == "AllocTRES" else "gpu"
             said = "allocates 0 GPUs" if tres.named else f"has no `{untyped}`"
             reason = f"no GPUs: `{self.gpu_field}` `{text}` {said}"
+            if not text.strip():
+                reason = f"no GPUs: `{self.gpu_field}` is empty"
             return self.reject_job(row, job, "I016", reason, record)
         if state[1] is None:
             end = None  # still running: whatever `End` says, the allocation is open

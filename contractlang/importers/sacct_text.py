@@ -18,6 +18,7 @@ as U+FFFD.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -43,6 +44,7 @@ class TextTable:
     header: list[str]
     has_header: bool
     lines: list[str]
+    header_line: str | None  # line 1 as written, when it is a header
     delimiter: str
     trailing: bool
     open_end: bool
@@ -116,15 +118,15 @@ def split_export(
                 else "is `--delimiter` the one it was exported with?",
             )
         if not header_like:
-            raise _no_header(name, header)
-        table = TextTable(header, True, lines[1:], delimiter, trailing, open_end)
+            raise _no_header(name, header, replace_bad_bytes(lines[0]), delimiter)
+        table = TextTable(header, True, lines[1:], lines[0], delimiter, trailing, open_end)
     elif header_like:
         header = first[:-1] if trailing else first
         _same_fields(name, header, names)
-        table = TextTable(names, True, lines[1:], delimiter, trailing, open_end)
+        table = TextTable(names, True, lines[1:], lines[0], delimiter, trailing, open_end)
     else:
         trailing = len(first) == len(names) + 1 and first[-1] == ""
-        table = TextTable(names, False, lines, delimiter, trailing, open_end)
+        table = TextTable(names, False, lines, None, delimiter, trailing, open_end)
     _refuse_cut(name, table)
     return table
 
@@ -148,15 +150,40 @@ def _help_export(width: int | None) -> str:
     return f"name its fields in the order they were exported (`sacct --format=…`), e.g. {example}"
 
 
-def _no_header(name: str, first: list[str]) -> ContractlangError:
+def _no_header(name: str, first: list[str], line: str, delimiter: str) -> ContractlangError:
+    other = _delimiter_between_fields(line)
+    if other is not None and other != delimiter:
+        return format_error(
+            name,
+            f"`{name}` is not split at `{delimiter}`: its first line is field names separated "
+            f"by `{other}`",
+            help=f"pass `--delimiter '{other}'`, the delimiter it was exported with",
+        )
     job = sf.parse_job_id(first[0])
     why = (
         f"its first line is a record (`{first[0].strip()}` is a job ID)"
         if job is not None
         else "none of its first line's values is a `sacct` field name"
     )
-    message = f"`{name}` has no header ({why}): a `--noheader` export needs `--fields`"
+    message = f"`{name}` has no header: {why}; read a `--noheader` export with `--fields`"
     return format_error(name, message, _help_export(len(first)))
+
+
+def _delimiter_between_fields(line: str) -> str | None:
+    """What stands between the first two field names of a header split at another delimiter
+    (``JobID^|^State`` → ``^|^``), when the line starts with one.
+
+    >>> _delimiter_between_fields("JobID^|^State^|^End"), _delimiter_between_fields("7|x")
+    ('^|^', None)
+    """
+    words = list(re.finditer("[A-Za-z]+", line))
+    if len(words) < 2 or words[0].start() != 0:
+        return None
+    a, b = words[0], words[1]
+    if a.group().lower() not in sf.ALL_FIELDS or b.group().lower() not in sf.ALL_FIELDS:
+        return None
+    between = line[a.end() : b.start()]
+    return between if between and "\n" not in between else None
 
 
 def _same_fields(name: str, header: list[str], names: list[str]) -> None:
@@ -199,7 +226,7 @@ def records(
     """Each data row that has as many fields as the header, as ``(row, fields, record)``:
     its values of the fields ``index`` reads (by name), and the line as written. Every row is
     counted in ``c``; a blank one is counted as blank, one with more or fewer fields is
-    rejected (I010)."""
+    rejected (I010), the header again (exports put together with ``cat``) too (I012)."""
     width = len(table.header)
     for row, line in enumerate(table.lines, start=1):
         c.rows_read += 1
@@ -208,6 +235,10 @@ def records(
             continue
         values = table.values(line)
         record = replace_bad_bytes(line)
+        if line == table.header_line:
+            reason = "repeats the header (line 1): two exports put together?"
+            c.reject(Reject(row, "I012", reason, record))
+            continue
         if len(values) != width:
             reason = f"has {len(values)} fields, the header {width}"
             if len(values) > width:
