@@ -264,13 +264,13 @@ def parse_count(text: str, limit: int = MAX_COUNT) -> int | None:
     """A whole number in ASCII digits of at most ``limit``; None when ``text`` is not one, or
     is larger (however many digits it has).
 
-    >>> parse_count(" 0008 "), parse_count("9" * 5000), parse_count("-1")
-    (8, None, None)
+    >>> parse_count(" 0008 "), parse_count("9" * 5000), parse_count("0" * 5000 + "7")
+    (8, None, 7)
     """
     t = text.strip()
     if _COUNT.fullmatch(t) is None or len(t.lstrip("0")) > _COUNT_DIGITS:
         return None
-    n = int(t)
+    n = int(t.lstrip("0") or "0")  # `int` counts leading zeros against its digit limit
     return n if n <= limit else None
 
 
