@@ -257,8 +257,8 @@ def test_the_report_counts_in_words(tmp_path: Path) -> None:
     )
     result = run("import", "sacct", jobs, "--tz", "UTC", "--open-at", "2025-01-02T00:00:00Z")
     assert result.exit_code == 0, result.output
-    assert "  mapped        1  job record (one allocation)\n" in result.output
-    assert "               1  job step (inside its job's allocation)\n" in result.output
+    assert "  mapped        1  job step (inside its job's allocation)\n" in result.output
+    assert "               1  job record (one allocation)\n" in result.output
     assert "1 allocation is still running: read the trace with `--open-at`" in result.output
 
 

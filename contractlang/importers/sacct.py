@@ -186,6 +186,8 @@ def import_records(
     raise_row_errors(name, reader.time_errors)
     jobs = reader.started(reader.merged(), open_at)
     reader.fold_steps(jobs)
+    if jobs:
+        c.mapped("job records (one allocation each)", len(jobs), one="job record (one allocation)")
     extras = {KEPT[f][0]: KEPT[f][1] for f in kept}
     extras["slurm_state"] = pl.String()
     extras[SOURCE_ROW] = pl.Int64()
@@ -511,7 +513,8 @@ class _Reader:
         return sorted(out, key=lambda j: j.row)
 
     def started(self, jobs: list[_Job], open_at: datetime | None) -> list[_Job]:
-        """The job records that started; those still running are kept only with ``open_at``."""
+        """The job records that started; those still running are kept only with ``open_at``
+        (the caller counts them as mapped, after their steps)."""
         kept = []
         for j in jobs:
             if j.end is None and open_at is None:
@@ -527,7 +530,6 @@ class _Reader:
                 )
             for code, message, detail in j.notes:
                 self.c.note(code, message, j.row, detail)
-            self.c.mapped("job records (one allocation each)", one="job record (one allocation)")
             kept.append(j)
         return kept
 
