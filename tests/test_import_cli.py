@@ -314,3 +314,165 @@ def test_a_wide_file_name_is_cut_to_80_cells(tmp_path: Path) -> None:
     assert cell_len(first) <= 80
     # (the last line names the output's path, which no width can promise to hold)
     assert all(cell_len(line) <= 80 for line in result.output.splitlines()[:-1])
+
+
+# --------------------------------------------------------------------------- pricing flags
+
+AUDIT = Path(__file__).resolve().parents[1] / "examples" / "audit" / "sacct-2025-03.txt"
+
+
+def _started(path: Path) -> pl.DataFrame:
+    return (
+        load_trace(path)
+        .events.filter(pl.col("event") == "started")
+        .select("alloc_id", "gpus", "sku", "capacity", "price", "zone")
+        .sort("alloc_id")
+    )
+
+
+def test_sku_price_capacity_and_zone_are_written_on_every_start(tmp_path: Path) -> None:
+    src = tmp_path / "jobs.txt"
+    src.write_text(
+        "JobID|State|Start|End|AllocTRES|Partition\n"
+        "1|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|gres/gpu:a100_80=8,gres/gpu=8|spot\n"
+        "2|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|gres/gpu:h100=8,gres/gpu=8|od\n"
+        "3|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|gres/gpu=8|spot\n"
+        "4|COMPLETED|2025-01-01T00:00:00|2025-01-01T01:00:00|gres/gpu:l4=2|debug\n"
+    )
+    out = tmp_path / "j.parquet"
+    result = run(
+        "import", "sacct", src, "--tz", "UTC", "--out", out,
+        "--sku-map", "a100_80=A100-80G", "--sku-map", "h100=H100-80G", "--sku", "GENERIC",
+        "--capacity-map", "spot=spot", "--capacity-map", "od=on_demand", "--capacity", "reserved",
+        "--price", "2.123456789012345678", "--zone", "us-east-1a",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = _started(out).rows()
+    price = Decimal("2.123456789012345678")  # exact: 18 places, no float between
+    assert rows == [
+        # typed GPUs by the map; a type the map does not name keeps Slurm's name (`l4`);
+        # untyped `gres/gpu=8` has no type: `--sku`
+        ("1#1", 8, "A100-80G", "spot", price, "us-east-1a"),
+        ("2#1", 8, "H100-80G", "on_demand", price, "us-east-1a"),
+        ("3#1", 8, "GENERIC", "spot", price, "us-east-1a"),
+        # a partition the map does not name gets `--capacity`
+        ("4#1", 2, "l4", "reserved", price, "us-east-1a"),
+    ]
+    words = " ".join(result.output.split())  # the figures' column is as wide as its longest
+    assert "allocations of a GPU type `--sku-map` does not map 1 (l4)" in words
+    assert "allocations in a partition `--capacity-map` does not map 1" in words
+    assert "allocations without a sku 0" in words
+
+
+def test_sku_alone_names_every_allocation(tmp_path: Path) -> None:
+    out = tmp_path / "j.parquet"
+    result = run("import", "sacct", AUDIT, "--tz", "America/New_York", "--out", out,
+                 "--sku", "H100-80G")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert set(_started(out)["sku"].to_list()) == {"H100-80G"}
+
+
+def test_import_attempts_takes_sku_price_and_zone(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(
+        '[{"id": "j1", "num_gpus": 4, "attempts": [{"start_time": "2025-01-01 00:00:00",'
+        ' "end_time": "2025-01-01 01:00:00"}]}]'
+    )
+    out = tmp_path / "a.parquet"
+    result = run("import", "attempts", jobs, "--tz", "UTC", "--out", out, "--capacity", "spot",
+                 "--sku", "V100", "--price", "0.90", "--zone", "eu-west")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert _started(out).rows() == [("j1#1", 4, "V100", "spot", Decimal("0.90"), "eu-west")]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--sku", ""], "`--sku` is empty"),
+        (["--sku", "H100\t80G"], "`--sku 'H100\\t80G'` holds a control character"),
+        (["--zone", " "], "`--zone` is empty"),
+        (["--zone", "us\x1b[2J"], "`--zone 'us\\x1b[2J'` holds a control character"),
+        (["--sku-map", "h100"], "`--sku-map h100` is not `TYPE=SKU`"),
+        (["--sku-map", "=H100-80G"], "`--sku-map =H100-80G` is not `TYPE=SKU`"),
+        (["--sku-map", "h100="], "`--sku-map h100=` is not `TYPE=SKU`"),
+        (["--sku-map", "h100=H\x07"], "holds a control character"),
+        (["--sku-map", "h100=A", "--sku-map", "h100=B"],
+         "`--sku-map` maps `h100` twice: to `A` and to `B`"),
+        (["--capacity-map", "gpu-spot"], "`--capacity-map gpu-spot` is not `PARTITION=CAPACITY`"),
+        (["--capacity-map", "gpu-spot=spott"],
+         "`--capacity-map gpu-spot=spott`: `spott` is not a capacity"),
+        (["--capacity-map", "a=spot", "--capacity-map", "a=reserved"],
+         "`--capacity-map` maps `a` twice: to `spot` and to `reserved`"),
+        (["--capacity", "spott"], "`--capacity spott` is not a capacity"),
+        (["--price", "-1"], "`--price -1` is not a price per GPU-hour"),
+        (["--price", "2,50"], "`--price 2,50` is not a price per GPU-hour"),
+        (["--price", "1e3"], "`--price 1e3` is not a price per GPU-hour"),
+        (["--price", "0." + "1" * 19], "is not a price per GPU-hour"),
+        (["--price", ""], "`--price ` is not a price per GPU-hour"),
+        (["--delimiter", ""], "`--delimiter` is empty"),
+        (["--delimiter", "|\n"], "`--delimiter '|\\n'` holds a line break"),
+        (["--fields", "JobID,,State"], "`--fields JobID,,State` has an empty field name"),
+        (["--fields", ""], "`--fields` is empty"),
+    ],
+)  # fmt: skip
+def test_bad_pricing_and_format_flags_are_e502_naming_the_flag(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    out = tmp_path / "j.parquet"
+    result = run("import", "sacct", AUDIT, "--tz", "UTC", "--out", out, *flags)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert "error[E502]" in result.output
+    assert message in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--sku", ""], "`--sku` is empty"),
+        (["--zone", "a\nb"], "holds a control character"),
+        (["--price", "-0.5"], "`--price -0.5` is not a price per GPU-hour"),
+    ],
+)
+def test_bad_attempts_flags_are_e502(tmp_path: Path, flags: list[str], message: str) -> None:
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text("[]")
+    result = run("import", "attempts", jobs, "--tz", "UTC", *flags)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+
+
+def test_a_capacity_map_needs_a_partition_field(tmp_path: Path) -> None:
+    src = tmp_path / "jobs.txt"
+    src.write_text("JobID|State|Start|End|AllocTRES\n")
+    result = run("import", "sacct", src, "--tz", "UTC", "--capacity-map", "a=spot")
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "error[I002]: the export has no `Partition` field (needed by `--capacity-map`)" in (
+        result.output
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "code", "message"),
+    [
+        ("noheader.txt", b"7001|COMPLETED|2025-01-01T00:00:00\n", "I003", "has no header"),
+        ("cut.txt", b"JobID|State|Start|End|AllocTRES\n1|COMPLETED|2025-01-0", "I003",
+         "ends mid-line, on line 2 (cut short?): its last line has 3 of 5 fields"),
+        ("utf16.txt", "JobID|State\n".encode("utf-16"), "I001", "it is UTF-16 text"),
+        ("delim.txt", b"JobID;State;Start;End;AllocTRES\n", "I003",
+         "is not split at `|`: its first line is field names separated by `;`"),
+    ],
+)  # fmt: skip
+def test_bad_files_exit_2_with_the_code(
+    tmp_path: Path, name: str, data: bytes, code: str, message: str
+) -> None:
+    src = tmp_path / name
+    src.write_bytes(data)
+    result = run("import", "sacct", src, "--tz", "UTC", "--out", tmp_path / "j.parquet")
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert f"error[{code}]" in result.output
+    assert message in result.output

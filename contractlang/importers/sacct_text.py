@@ -109,6 +109,9 @@ def split_export(
     header_like = _header_like(first[:-1] if trailing else first)
     if names is None:
         header = first[:-1] if trailing else first
+        other = _delimiter_between_fields(replace_bad_bytes(lines[0]))
+        if len(header) < 2 and other is not None:
+            raise _no_header(name, header, replace_bad_bytes(lines[0]), delimiter)
         if len(header) < 2:
             raise format_error(
                 name,
