@@ -55,13 +55,19 @@ def test_the_worked_audit_is_what_the_commands_print(folder: Path) -> None:
 
 
 def test_the_sacct_example_of_the_import_page(folder: Path) -> None:
+    # the import of the bundled sample, then the bill of a shipped ruleset over it
+    shutil.copytree(ROOT / "rulesets", folder / "rulesets")
     steps = sessions((ROOT / "docs" / "import.md").read_text(encoding="utf-8"))
-    sacct = [(args, shown) for args, shown in steps if args[:2] == ["import", "sacct"]]
-    assert len(sacct) == 1
-    args, shown = sacct[0]
-    result = run(*args)
-    assert result.exit_code == 0
-    assert result.stdout == shown
+    sacct = [
+        (args, shown)
+        for args, shown in steps
+        if args[:2] == ["import", "sacct"] or args[0] == "evaluate"
+    ]
+    assert [args[0] for args, _ in sacct] == ["import", "evaluate"]
+    for args, shown in sacct:
+        result = run(*args)
+        assert result.exit_code == 0, result.output
+        assert result.stdout == shown, args
 
 
 REALDATA = ROOT.parent / "shared" / "realdata"

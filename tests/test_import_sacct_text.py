@@ -465,3 +465,16 @@ def test_steps_of_a_job_whose_record_was_rejected_are_not_counted_inside_it(
     assert reasons[1] == "step `7.batch` of job `7`, whose record (row 1) was rejected"
     assert reasons[2] == "step `8.extern` of job `8`, which never started (row 3)"
     assert r.report.accounted
+
+
+def test_blank_lines_before_the_first_line(tmp_path: Path) -> None:
+    # a --noheader export that starts with a blank line: that line is row 1, blank
+    src = tmp_path / "jobs.txt"
+    src.write_text(f"\n1|{OK}|{GPU8}\n")
+    r = import_sacct(src, "UTC", fields=["JobID", "State", "Submit", "Start", "End", "AllocTRES"])
+    assert (r.report.blank, r.report.blank_rows, r.report.allocations) == (1, (1,), 1)
+    assert r.events["source_row"].unique().to_list() == [2]
+    # with a header after a blank line, rows are counted from the line after the header
+    src.write_text(f"\nJobID|State|Submit|Start|End|AllocTRES\n1|{OK}|{GPU8}\n")
+    r = import_sacct(src, "UTC")
+    assert (r.report.rows_read, r.report.allocations) == (1, 1)

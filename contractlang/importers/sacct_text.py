@@ -2,9 +2,10 @@
 delimiter at the end of every line too), split at ``|`` or any ``--delimiter``; with a header,
 or ``--noheader`` read with the field names given (``--fields``).
 
-Rows are the data lines (with a header, row N is line N + 1; without one, line N); blank
-lines are rows with nothing on them. Lines end at ``\\n`` (or ``\\r\\n``) only:
-``str.splitlines`` also breaks at ``\\x0c``, ``\\x85`` and U+2028, which a job name may hold.
+Rows are the data lines (with a header, row N is line N + 1, or further down by the blank
+lines before the header; without one, line N); blank lines are rows with nothing on them.
+Lines end at ``\\n`` (or ``\\r\\n``) only: ``str.splitlines`` also breaks at ``\\x0c``,
+``\\x85`` and U+2028, which a job name may hold.
 A last line without a line break is read when it has every field (``I044``: it may have been
 cut), and is ``I003`` when it has fewer. Bytes that are not UTF-8 stay as the text reader kept
 them, for the mapping to judge field by field; the record of a row (``--rejects``) shows them
@@ -44,7 +45,8 @@ class TextTable:
     header: list[str]
     has_header: bool
     lines: list[str]
-    header_line: str | None  # line 1 as written, when it is a header
+    header_line: str | None  # the header as written, when the file has one
+    before: int  # lines before the first row: the header, and blank lines before it
     delimiter: str
     trailing: bool
     open_end: bool
@@ -58,7 +60,7 @@ class TextTable:
 
     def line_of(self, row: int) -> int:
         """The line of the file that row ``row`` is."""
-        return row + self.has_header
+        return row + self.before
 
 
 def usage(message: str, help: str) -> ContractlangError:
@@ -101,17 +103,18 @@ def split_export(
     open_end = lines[-1] != ""
     if not open_end:
         lines.pop()
-    if not lines or not lines[0].strip():
-        what = "no header" if names is None else "no first line"
+    top = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if top is None:
+        what = "no header" if names is None else "no line"
         raise format_error(name, f"`{name}` is empty: it has {what}", help=_help_export(None))
-    first = [replace_bad_bytes(v) for v in lines[0].split(delimiter)]
+    first = [replace_bad_bytes(v) for v in lines[top].split(delimiter)]
     trailing = len(first) > 1 and first[-1] == ""
     header_like = _header_like(first[:-1] if trailing else first)
     if names is None:
         header = first[:-1] if trailing else first
-        other = _delimiter_between_fields(replace_bad_bytes(lines[0]))
+        other = _delimiter_between_fields(replace_bad_bytes(lines[top]))
         if len(header) < 2 and other is not None:
-            raise _no_header(name, header, replace_bad_bytes(lines[0]), delimiter)
+            raise _no_header(name, header, replace_bad_bytes(lines[top]), delimiter)
         if len(header) < 2:
             raise format_error(
                 name,
@@ -121,15 +124,20 @@ def split_export(
                 else "is `--delimiter` the one it was exported with?",
             )
         if not header_like:
-            raise _no_header(name, header, replace_bad_bytes(lines[0]), delimiter)
-        table = TextTable(header, True, lines[1:], lines[0], delimiter, trailing, open_end)
+            raise _no_header(name, header, replace_bad_bytes(lines[top]), delimiter)
+        table = TextTable(
+            header, True, lines[top + 1 :], lines[top], top + 1, delimiter, trailing, open_end
+        )
     elif header_like:
         header = first[:-1] if trailing else first
         _same_fields(name, header, names)
-        table = TextTable(names, True, lines[1:], lines[0], delimiter, trailing, open_end)
+        table = TextTable(
+            names, True, lines[top + 1 :], lines[top], top + 1, delimiter, trailing, open_end
+        )
     else:
         trailing = len(first) == len(names) + 1 and first[-1] == ""
-        table = TextTable(names, False, lines, None, delimiter, trailing, open_end)
+        # every line is a row: blank lines before the first record are blank rows
+        table = TextTable(names, False, lines, None, 0, delimiter, trailing, open_end)
     _refuse_cut(name, table)
     return table
 
@@ -239,7 +247,7 @@ def records(
         values = table.values(line)
         record = replace_bad_bytes(line)
         if line == table.header_line:
-            reason = "repeats the header (line 1): two exports put together?"
+            reason = f"repeats the header (line {table.before}): two exports put together?"
             c.reject(Reject(row, "I012", reason, record))
             continue
         if len(values) != width:
