@@ -398,6 +398,9 @@ def test_import_attempts_takes_sku_price_and_zone(tmp_path: Path) -> None:
         (["--sku-map", "h100=H\x07"], "holds a control character"),
         (["--sku-map", "h100=A", "--sku-map", "h100=B"],
          "`--sku-map` maps `h100` twice: to `A` and to `B`"),
+        # Slurm's types are compared in any case: `H100` is `h100`
+        (["--sku-map", "H100=A", "--sku-map", "h100=B"],
+         "`--sku-map` maps `h100` twice: to `A` and to `B`"),
         (["--capacity-map", "gpu-spot"], "`--capacity-map gpu-spot` is not `PARTITION=CAPACITY`"),
         (["--capacity-map", "gpu-spot=spott"],
          "`--capacity-map gpu-spot=spott`: `spott` is not a capacity"),

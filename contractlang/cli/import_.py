@@ -186,7 +186,7 @@ def register(app: typer.Typer) -> None:
             capacity=_capacity(capacity),
             capacity_map=caps,
             sku=_text("--sku", sku),
-            sku_map={k.lower(): v for k, v in _mapping("--sku-map", sku_map, "TYPE=SKU").items()},
+            sku_map=_mapping("--sku-map", sku_map, "TYPE=SKU", fold=True),
             price=_price(price),
             zone=_text("--zone", zone),
         )
@@ -348,13 +348,16 @@ def _text(flag: str, value: str | None) -> str | None:
     return value
 
 
-def _mapping(flag: str, values: list[str] | None, form: str) -> dict[str, str]:
-    """Repeated ``KEY=VALUE`` flags as a mapping (blanks around each side taken off); E502
-    for one without ``=``, an empty side, a control character, or a key mapped twice to
-    different values."""
+def _mapping(
+    flag: str, values: list[str] | None, form: str, *, fold: bool = False
+) -> dict[str, str]:
+    """Repeated ``KEY=VALUE`` flags as a mapping (blanks around each side taken off; keys in
+    lower case with ``fold``); E502 for one without ``=``, an empty side, a control character,
+    or a key mapped twice to different values."""
     out: dict[str, str] = {}
     for item in values or []:
         key, eq, value = (part.strip() for part in item.partition("="))
+        key = key.lower() if fold else key
         if not eq or not key or not value:
             raise usage_error(
                 f"`{flag} {item}` is not `{form}`", help=f"for example `{flag} {_EXAMPLES[flag]}`"
