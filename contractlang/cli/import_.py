@@ -36,6 +36,7 @@ from contractlang.importers.availability import import_availability
 from contractlang.importers.localtime import read_zone
 from contractlang.importers.result import ImportReport, ImportResult, rejects_frame
 from contractlang.importers.sacct import Allocations
+from contractlang.importers.sacct_text import check_delimiter
 from contractlang.render.import_report import render_import
 from contractlang.trace.limits import MAX_GPUS
 from contractlang.trace.schema import CAPACITIES
@@ -74,7 +75,8 @@ CapacityOpt = Annotated[
     typer.Option(
         "--capacity",
         metavar="|".join(CAPACITIES),
-        help="Write this capacity on every allocation.",
+        help="Write this capacity on every allocation (`import sacct` with `--capacity-map`: "
+        "on those of the partitions it does not name).",
     ),
 ]
 SkuOpt = Annotated[
@@ -160,19 +162,15 @@ def register(app: typer.Typer) -> None:
         price: PriceOpt = None,
         zone: ZoneOpt = None,
     ) -> None:
-        """Slurm accounting records (`sacct --parsable2 --duplicates`) as a trace.
+        """Slurm accounting records (`sacct --parsable2 --duplicates`; `--parsable`, any
+        `--delimiter`, `--noheader` read with `--fields`) as a trace: one allocation per
+        attempt, the same attempt in overlapping exports once.
 
         Exit codes: 0 written, 2 bad input, 3 internal error, 130 interrupted.
         """
         tzone = read_zone(tz)
         when = parse_open_at(open_at)
-        if not delimiter:
-            raise usage_error("`--delimiter` is empty", help="leave it out to split at `|`")
-        if "\n" in delimiter or "\r" in delimiter:
-            raise usage_error(
-                f"`--delimiter {delimiter!r}` holds a line break",
-                help="records are lines: the delimiter separates the fields of one line",
-            )
+        check_delimiter(delimiter)
         names = _fields(fields)
         caps = _mapping("--capacity-map", capacity_map, "PARTITION=CAPACITY")
         for partition, cap in caps.items():

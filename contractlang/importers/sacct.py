@@ -152,6 +152,8 @@ def import_sacct(
     p = Path(path)
     name = str(p)
     zone = tz if isinstance(tz, ZoneInfo) else read_zone(tz)
+    if allocations is not None and capacity is not None:
+        raise TypeError("give `capacity` in `allocations`, not beside it")
     settings = allocations if allocations is not None else Allocations(capacity=capacity)
     st.check_delimiter(delimiter)
     table = st.split_export(name, read_text_keeping_bytes(p), fields=fields, delimiter=delimiter)
