@@ -478,3 +478,15 @@ def test_blank_lines_before_the_first_line(tmp_path: Path) -> None:
     src.write_text(f"\nJobID|State|Submit|Start|End|AllocTRES\n1|{OK}|{GPU8}\n")
     r = import_sacct(src, "UTC")
     assert (r.report.rows_read, r.report.allocations) == (1, 1)
+
+
+def test_field_names_in_any_case(tmp_path: Path) -> None:
+    src = tmp_path / "jobs.txt"
+    src.write_text(
+        "jobid|state|submit|start|end|alloctres|nodelist|elapsedraw\n"
+        f"1|{OK}|{GPU8}|gpu-a01|3600\n"
+    )
+    r = import_sacct(src, "UTC")
+    started = r.events.filter(pl.col("event") == "started")
+    assert started.select("job_id", "gpus", "node_list").rows() == [("1", 8, "gpu-a01")]
+    assert r.report.notes == ()  # ElapsedRaw 3,600 s is End − Start

@@ -157,9 +157,13 @@ def import_sacct(
     settings = allocations if allocations is not None else Allocations(capacity=capacity)
     st.check_delimiter(delimiter)
     table = st.split_export(name, read_text_keeping_bytes(p), fields=fields, delimiter=delimiter)
-    index = _header_index(name, table.header, settings)
+    index = header_index(table.header, (*REQUIRED, *OPTIONAL))
+    refuse_repeated(name, table.header, index, "field")
+    present = list(index)  # the fields the export has, as the man page spells them
+    require(name, table.header, present, settings)
+    if "JobID" not in index and "JobIDRaw" in index:
+        index["JobID"] = index["JobIDRaw"]  # `JobIDRaw` stands for it
     c = Collector("sacct", name)
-    present = [f for f in table.header if f in index]
     return import_records(
         name, present, st.records(table, index, c), c, zone, settings=settings, open_at=open_at
     )
@@ -178,7 +182,12 @@ def import_records(
     """The trace of ``rows``: ``(row, fields, record)``, the fields keyed by the man page's
     names (``JobID``, ``State``, ``Start``, ``End``, ``AllocTRES``, …; ``present`` names those
     the export has), the record as written (for ``--rejects``). ``c`` has counted every row
-    read; rows that could not be read as fields were rejected on it already."""
+    read; rows that could not be read as fields were rejected on it already. A ``JobID`` is in
+    every row's fields (``JobIDRaw``'s value when the export has only that).
+
+    This is where another form of export joins the text one (``sacct --json``: its records
+    as fields, its unreadable records rejected on ``c``)."""
+    require(name, present, present, settings)
     gpu_field = next(f for f in GPU_FIELDS if f in present)
     kept = [f for f in KEPT if f in present]
     elapsed = "ElapsedRaw" if "ElapsedRaw" in present else "Elapsed"
@@ -222,29 +231,25 @@ def import_records(
     return ImportResult(frame, trace, report, open_at)
 
 
-def _header_index(name: str, header: list[str], settings: Allocations) -> dict[str, int]:
-    """Field name (as the man page spells it) → column; a required field missing is I002, a
-    field named twice I003 (which of the two to read is not ours to guess). ``JobIDRaw``
+def require(name: str, shown: Sequence[str], present: Sequence[str], settings: Allocations) -> None:
+    """I002 for each required field the export does not have (``present``: its fields as the
+    man page spells them; ``shown``: as the export does, for a did-you-mean). ``JobIDRaw``
     stands for a missing ``JobID``, ``AllocGRES`` (or ``ReqGRES``) for a missing
     ``AllocTRES``; ``--capacity-map`` needs ``Partition``."""
-    index = header_index(header, (*REQUIRED, *OPTIONAL))
-    refuse_repeated(name, header, index, "field")
-    if "JobID" not in index and "JobIDRaw" in index:
-        index["JobID"] = index["JobIDRaw"]
-    missing = [
-        f
-        for f in REQUIRED
-        if f not in index and not (f == "AllocTRES" and any(g in index for g in GPU_FIELDS))
-    ]
+    have = set(present)
+    if "JobIDRaw" in have:
+        have.add("JobID")
+    if have & set(GPU_FIELDS):
+        have.add("AllocTRES")
     errors = [
-        missing_column(name, header, f, f"the export has no `{f}` field", HELP_EXPORT)
-        for f in missing
+        missing_column(name, shown, f, f"the export has no `{f}` field", HELP_EXPORT)
+        for f in REQUIRED
+        if f not in have
     ]
-    if settings.capacity_map and "Partition" not in index:
+    if settings.capacity_map and "Partition" not in have:
         message = "the export has no `Partition` field (needed by `--capacity-map`)"
-        errors.append(missing_column(name, header, "Partition", message, HELP_EXPORT))
+        errors.append(missing_column(name, shown, "Partition", message, HELP_EXPORT))
     raise_row_errors(name, errors)
-    return index
 
 
 class _Reader:
