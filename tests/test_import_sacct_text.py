@@ -483,10 +483,29 @@ def test_blank_lines_before_the_first_line(tmp_path: Path) -> None:
 def test_field_names_in_any_case(tmp_path: Path) -> None:
     src = tmp_path / "jobs.txt"
     src.write_text(
-        "jobid|state|submit|start|end|alloctres|nodelist|elapsedraw\n"
-        f"1|{OK}|{GPU8}|gpu-a01|3600\n"
+        f"jobid|state|submit|start|end|alloctres|nodelist|elapsedraw\n1|{OK}|{GPU8}|gpu-a01|3600\n"
     )
     r = import_sacct(src, "UTC")
     started = r.events.filter(pl.col("event") == "started")
     assert started.select("job_id", "gpus", "node_list").rows() == [("1", 8, "gpu-a01")]
     assert r.report.notes == ()  # ElapsedRaw 3,600 s is End − Start
+
+
+def test_a_noheader_parsable_export_without_a_final_line_break(tmp_path: Path) -> None:
+    src = tmp_path / "jobs.txt"
+    fields = ["JobID", "State", "Submit", "Start", "End", "AllocTRES"]
+    # --parsable --noheader: every line ends with the delimiter, but the last has no line break
+    src.write_text(f"1|{OK}|{GPU8}|\n2|{OK}|gres/gpu=2|")
+    r = import_sacct(src, "UTC", fields=fields)
+    assert codes(r) == []
+    # without a header, row 2 is line 2
+    [note] = r.report.notes
+    assert (note.code, note.examples) == ("I044", ((2, "line 2 ends `gres/gpu=2`"),))
+    assert gpu_seconds(r) == 8 * 3600 + 2 * 3600
+    # cut inside its last record: fewer fields than --fields names
+    src.write_text(f"1|{OK}|{GPU8}|\n2|COMPLETED|2025-01-01T00:")
+    code, message, _ = error_of(src, fields=fields)
+    assert (code, message) == (
+        "I003",
+        f"`{src}` ends mid-line, on line 2 (cut short?): its last line has 3 of 6 fields",
+    )
