@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
+from support.cli import no_traceback, run
 
 from contractlang.errors import ContractlangError
 from contractlang.importers import sacct_fields as sf
 from contractlang.importers.localtime import parse_timestamp
+from contractlang.importers.sacct import import_sacct
 from contractlang.importers.sacct_json import JsonTable, json_rows, looks_like_json
+from contractlang.trace import derive_facts
 
 DATA = Path(__file__).parent / "data"
 OLD = DATA / "sacct_json_21.08.json"
@@ -534,3 +538,58 @@ def test_no_mutation_of_a_sample_record_escapes_as_an_exception() -> None:
                     assert r.reject[1]
                 count += 1
     assert count > 1000
+
+
+# --------------------------------------------------------------------------- import sacct
+
+
+def test_import_sacct_reads_a_json_export_by_its_content(tmp_path: Path) -> None:
+    """The 24.11 sample imported as a trace, named `.txt` to show the content decides: the
+    job preempted twice and requeued is three attempts of one run, each its own allocation,
+    and the GPU-time is the JSON's own, summed apart here."""
+    path = tmp_path / "export.txt"
+    path.write_bytes(NEW.read_bytes())
+    result = import_sacct(path, "America/New_York")
+    allocs, runs = derive_facts(result.trace).collect()
+    job = allocs.filter(pl.col("run_id") == "7101").sort("attempt")
+    assert job["alloc_id"].to_list() == ["7101#1", "7101#2", "7101#3"]
+    assert job["end_reason"].to_list() == ["reclaimed", "reclaimed", "released"]
+    # times carry their offset (+0000): `--tz` New York does not move them
+    assert job["start"].to_list() == [
+        datetime.fromtimestamp(B + 300, UTC),
+        datetime.fromtimestamp(B + 10_800, UTC),
+        datetime.fromtimestamp(B + 16_200, UTC),
+    ]
+    # replaced 11:00:00 − 10:35:00 = 25 min after the first preemption (B + 9,300 s)
+    assert job["replacement_wait"][0] == timedelta(minutes=25)
+    # every job record with GPUs that started, summed from the JSON: 8 × 9,000 + 8 × 3,600
+    # + 8 × 14,400 (7101) + 1 × 3,600 (7203) + 4 × 7,200 (7300) + 2 × 7,200 (7301)
+    # + 2 × 600 (7700, requeued) + 2 × 3,600 (7700) = 216,000 + 3,600 + 28,800 + 14,400
+    # + 1,200 + 7,200 = 271,200 GPU-seconds
+    doc_jobs = json.loads(NEW.read_text())["jobs"]
+    independent = 0
+    for j in doc_jobs:
+        gpus = next((t["count"] for t in j["tres"]["allocated"] if t["name"] == "gpu"), 0)
+        if gpus and j["time"]["start"]:
+            independent += gpus * (j["time"]["end"] - j["time"]["start"])
+    assert independent == 271_200
+    assert runs["metered_gpu_time"].sum() == timedelta(seconds=independent)
+    # every element of `jobs` is a row, mapped or rejected (the CPU-only job: I016)
+    assert result.report.rows_read == len(doc_jobs) == 11
+    assert [(r.row, r.code) for r in result.report.rejects] == [(7, "I016")]
+
+
+def test_the_zone_does_not_move_a_json_export(tmp_path: Path) -> None:
+    a = import_sacct(NEW, "UTC").events.drop("source_row")
+    b = import_sacct(NEW, "Asia/Tokyo").events.drop("source_row")
+    assert a.equals(b)
+
+
+def test_text_flags_on_a_json_export_are_refused(tmp_path: Path) -> None:
+    for flags in (["--fields", "JobID,State"], ["--delimiter", "^"]):
+        result = run("import", "sacct", NEW, "--tz", "UTC", "--out", tmp_path / "o.parquet", *flags)
+        no_traceback(result)
+        assert result.exit_code == 2
+        assert "error[I003]" in result.output
+        assert "is a `sacct --json` export" in result.output
+        assert not (tmp_path / "o.parquet").exists()

@@ -27,7 +27,7 @@ they came.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -38,6 +38,7 @@ import polars as pl
 
 from contractlang.diagnostics import Diagnostic, did_you_mean
 from contractlang.importers import sacct_fields as sf
+from contractlang.importers import sacct_json as sj
 from contractlang.importers import sacct_text as st
 from contractlang.importers.frame import SOURCE_ROW, Events, validated
 from contractlang.importers.localtime import (
@@ -49,6 +50,7 @@ from contractlang.importers.localtime import (
 )
 from contractlang.importers.result import Collector, ImportResult, Reject
 from contractlang.importers.text import (
+    format_error,
     has_bad_bytes,
     header_index,
     missing_column,
@@ -156,7 +158,10 @@ def import_sacct(
         raise TypeError("give `capacity` in `allocations`, not beside it")
     settings = allocations if allocations is not None else Allocations(capacity=capacity)
     st.check_delimiter(delimiter)
-    table = st.split_export(name, read_text_keeping_bytes(p), fields=fields, delimiter=delimiter)
+    text = read_text_keeping_bytes(p)
+    if sj.looks_like_json(text):
+        return _import_json(name, text, zone, settings, open_at, fields, delimiter)
+    table = st.split_export(name, text, fields=fields, delimiter=delimiter)
     index = header_index(table.header, (*REQUIRED, *OPTIONAL))
     refuse_repeated(name, table.header, index, "field")
     present = list(index)  # the fields the export has, as the man page spells them
@@ -167,6 +172,43 @@ def import_sacct(
     return import_records(
         name, present, st.records(table, index, c), c, zone, settings=settings, open_at=open_at
     )
+
+
+def _import_json(
+    name: str,
+    text: str,
+    zone: ZoneInfo,
+    settings: Allocations,
+    open_at: datetime | None,
+    fields: Sequence[str] | None,
+    delimiter: str,
+) -> ImportResult:
+    """A ``sacct --json`` export: its records as the fields ``sacct --parsable2`` prints
+    (:mod:`~contractlang.importers.sacct_json`), mapped as the text's rows are; row N is the
+    N-th element of ``jobs``, and its steps go with it."""
+    for flag, given in (("--fields", fields is not None), ("--delimiter", delimiter != "|")):
+        if given:
+            message = f"`{flag}` reads a text export, but `{name}` is a `sacct --json` export"
+            raise format_error(name, message, f"leave out `{flag}`: the JSON names its fields")
+    table = sj.json_rows(name, text)
+    c = Collector("sacct", name)
+
+    def rows() -> Iterator[tuple[int, dict[str, str], str]]:
+        for r in table.rows:
+            c.rows_read += 1
+            if r.fields is None:
+                code, reason = r.reject or ("I023", "the record cannot be read")
+                c.reject(Reject(r.row, code, reason, replace_bad_bytes(r.record)))
+                continue
+            yield r.row, r.fields, replace_bad_bytes(r.record)
+
+    moved = sum(1 for r in table.rows if r.fields is not None and r.start_moved)
+    c.facts.append(("job steps (inside the job records read)", f"{table.steps:,}"))
+    if moved:
+        c.facts.append(
+            ("starts computed as `time.end` − `time.elapsed` (Slurm 21.08, 22.05)", f"{moved:,}")
+        )
+    return import_records(name, sj.FIELDS, rows(), c, zone, settings=settings, open_at=open_at)
 
 
 def import_records(
