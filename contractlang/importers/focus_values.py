@@ -1,4 +1,4 @@
-"""Values of a FOCUS billing export (FOCUS 1.0–1.2, ``specification/columns``), read the way
+"""Values of a FOCUS billing export (FOCUS 1.0–1.3, ``specification/columns``), read the way
 real exports write them: nulls as the literal ``NULL`` or as empty strings, enum values in any
 case (``Usage-based`` for ``Usage-Based``), money as decimal text read exactly, tags as a JSON
 object in a string.
@@ -24,14 +24,14 @@ import polars as pl
 
 from contractlang.importers.columns import per_value
 from contractlang.importers.text import json_kind
-from contractlang.lang.numbers import EXACT
 
-#: ChargeCategory's allowed values (FOCUS 1.0–1.2).
+#: ChargeCategory's allowed values (FOCUS 1.0–1.3: 1.3 adds none and renames none).
 CHARGE_CATEGORIES = ("Usage", "Purchase", "Tax", "Credit", "Adjustment")
 #: ChargeClass's one allowed value; null for every other row.
 CORRECTION = "Correction"
 PRICING_CATEGORIES = ("Standard", "Dynamic", "Committed", "Other")
 CHARGE_FREQUENCIES = ("One-Time", "Recurring", "Usage-Based")
+COMMITMENT_DISCOUNT_STATUSES = ("Used", "Unused")
 
 #: The trace keeps 18 decimal places (and 38 digits in all).
 MAX_PLACES = 18
@@ -52,7 +52,18 @@ class NotExact(ValueError):
 
 def exact(text: str) -> Decimal:
     """Decimal text as an exact ``Decimal`` (never through a float); :class:`NotExact` when it
-    is not decimal text or needs more than 18 places (or 20 digits before the point)."""
+    is not decimal text or needs more than 18 places (or 20 digits before the point). Trailing
+    zeros carry nothing: they are dropped digit by digit, never through a context that could
+    round or overflow (``1e1000000`` is too large, not an ``Overflow``).
+
+    >>> exact("-00000000000000000000012.50"), exact("-1.5E+3"), exact("0E+1000000")
+    (Decimal('-12.50'), Decimal('-1.5E+3'), Decimal('0'))
+    >>> try:
+    ...     exact("-1e1000000")
+    ... except NotExact as exc:
+    ...     print(exc)
+    `-1e1000000` is too large to keep exactly
+    """
     t = text.strip()
     if not _DECIMAL.match(t):
         raise NotExact(f"`{t}` is not a decimal number")
@@ -61,12 +72,16 @@ def exact(text: str) -> Decimal:
         return d
     if d == 0:
         return Decimal(0)
-    normal = d.normalize(EXACT)  # trailing zeros beyond 18 places carry nothing (and the
-    # default context would round to 28 digits)
+    if d.adjusted() >= MAX_INTEGER_DIGITS:  # its first digit, whatever zeros follow it
+        raise NotExact(f"`{t}` is too large to keep exactly")
+    sign, digits, exponent = d.as_tuple()
+    assert isinstance(exponent, int)
+    kept = len(digits)
+    while digits[kept - 1] == 0:  # some digit is not 0: d is not 0
+        kept -= 1
+    normal = Decimal((sign, digits[:kept], exponent + len(digits) - kept))
     if _places(normal) > MAX_PLACES:
         raise NotExact(f"`{t}` has more than {MAX_PLACES} decimal places")
-    if normal.adjusted() >= MAX_INTEGER_DIGITS:
-        raise NotExact(f"`{t}` is too large to keep exactly")
     return normal
 
 
@@ -132,6 +147,10 @@ def tags(text: str) -> dict[str, Any]:
         raise NotTags(f"not JSON ({exc.msg} at character {exc.pos + 1})") from None
     except RecursionError:
         raise NotTags("not JSON that can be read (arrays or objects nested too deeply)") from None
+    except NotTags:
+        raise  # a NaN or an infinity (:func:`_constant`): said as it is
+    except ValueError:  # a whole number longer than Python reads (4,300 digits)
+        raise NotTags("not JSON that can be read (a number in it has too many digits)") from None
     if not isinstance(value, dict):
         raise NotTags(f"JSON, but not an object ({json_kind(value)})")
     return value
