@@ -152,6 +152,8 @@ CODES: dict[str, str] = {
     "I042": "one attempt in two records, merged",
     "I043": "bytes that are not UTF-8 replaced",
     "I044": "last line without a line break",
+    "I045": "amount stored as floating point",
+    "I046": "provider names that differ",
     # reconciliation
     "R001": "invoice in another currency",
     "R002": "unreadable billing period start",

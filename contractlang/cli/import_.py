@@ -213,7 +213,7 @@ def register(app: typer.Typer) -> None:
         out_path: OutOpt = None,
         rejects: RejectsOpt = None,
     ) -> None:
-        """A FOCUS billing export (CSV, FOCUS 1.0–1.2) as invoice lines.
+        """A FOCUS billing export (FOCUS 1.0–1.3, CSV or Parquet) as invoice lines.
 
         Exit codes: 0 written, 2 bad input, 3 internal error, 130 interrupted.
         """

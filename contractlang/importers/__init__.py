@@ -7,7 +7,7 @@ returns an :class:`~contractlang.importers.result.ImportResult`: the events, the
 and the mapping report.
 
 - :func:`import_sacct`: Slurm ``sacct --parsable2 --duplicates`` output.
-- :func:`import_focus`: a FOCUS 1.0–1.2 billing export (CSV) as invoice lines.
+- :func:`import_focus`: a FOCUS 1.0–1.3 billing export (CSV or Parquet) as invoice lines.
 - :func:`import_attempts`: job attempt lists (JSON), as in the Philly trace.
 - :func:`import_availability`: a spot availability trace (SkyPilot JSON, Bamboo CSV).
 """

@@ -14,10 +14,15 @@ fewer fields than the header is the caller's to reject, with its count. Two read
   commas with them), so every record whose count is not the header's is found; each of those is
   read again with :mod:`csv` from its text, and must agree.
 - **exact** (:mod:`csv`, row by row): for whatever the fast reader cannot vouch for — a file that
-  is not UTF-8, that ends mid-line or inside a quote, with a lone carriage return, a NUL, a
-  blank first line, quoting polars refuses, or any disagreement in the checks above.
+  is not UTF-8, that ends inside a quote, with a lone carriage return, a NUL, a blank first
+  line, quoting polars refuses, or any disagreement in the checks above.
 
 Either way the table is the same (``tests/test_import_focus_reader.py`` compares them).
+
+A file whose last line has no line break is read when its last record is whole — every field
+the header names present, its quotes closed — and the table says so
+(:attr:`Table.unterminated`: the importer notes it, I044); a last record with fewer fields than
+the header, or inside a quote, is I003: the file was cut short.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from contractlang.importers.text import format_error, read_text, require_line_end
+from contractlang.errors import ContractlangError
+from contractlang.importers.text import format_error, read_text
 
 #: The record's number (data rows from 1; the header is not a row).
 ROW = "_row"
@@ -49,11 +55,16 @@ class Table:
     header: list[str]
     frame: pl.DataFrame
     path: Path
-    #: which reader read it: ``quick`` or ``full`` (the fast reader's modes), or ``exact``
+    #: which reader read it: ``quick`` or ``full`` (the fast reader's modes), ``exact``, or
+    #: ``parquet`` (:mod:`~contractlang.importers.parquet_table`)
     mode: str
     #: the record texts the reader already holds (the exact reader holds them all)
     texts: dict[int, str] = field(default_factory=dict)
     lines: pl.DataFrame | None = None  # fast reader: each record's first line and line count
+    #: the last record's row when the file's last line has no line break (read whole)
+    unterminated: int | None = None
+    #: the columns (header positions) whose values were stored as floating point (Parquet)
+    floats: frozenset[int] = frozenset()
 
     def records(self, rows: Sequence[int]) -> dict[int, str]:
         """The records ``rows`` as written in the file, without their line break."""
@@ -69,9 +80,83 @@ def column(i: int) -> str:
 
 
 def read_table(path: Path, name: str, wanted: Sequence[int] | None = None) -> Table:
-    """The file as a :class:`Table` of the header positions ``wanted`` (all when None)."""
+    """The file as a :class:`Table` of the header positions ``wanted`` (all when None); I003
+    when its last line has no line break and its last record is not whole."""
     table = _fast(path, wanted)
-    return table if table is not None else _exact(path, name, wanted)
+    whole = _ends_with_line_break(path)
+    if table is not None and not whole and not _last_agrees(table):
+        table = None  # polars drops a last empty field when no line break follows it
+    if table is None:
+        table = _exact(path, name, wanted)
+    if not whole and table.frame.height:
+        _check_last(table, name)
+    return table
+
+
+def _last_agrees(table: Table) -> bool:
+    """Whether :mod:`csv` reads the last record as the fast reader did (its field count and
+    the values kept)."""
+    if table.frame.height == 0:
+        return True
+    last = table.frame.height
+    counts = _csv_counts(table, [last])
+    return counts is not None and counts[last] == table.frame.get_column(FIELDS)[-1]
+
+
+def _ends_with_line_break(path: Path) -> bool:
+    with path.open("rb") as fh:
+        fh.seek(0, io.SEEK_END)
+        if fh.tell() == 0:
+            return True
+        fh.seek(-1, io.SEEK_END)
+        return fh.read(1) in (b"\n", b"\r")
+
+
+def _check_last(table: Table, name: str) -> None:
+    """The last record of a file without a final line break: whole (every field the header
+    names, its quotes closed) is :attr:`Table.unterminated`; else I003, cut short."""
+    last = table.frame.height
+    fields = table.frame.get_column(FIELDS)[-1]
+    width = len(table.header)
+    text = table.records([last])[last]
+    if _open_quote(text):
+        # the file's last line is line feeds + 1; the record began its line feeds earlier
+        raise open_quote(name, _lines_in(table.path) + 1 - text.count("\n"))
+    if fields < width:
+        raise cut_short(name, _lines_in(table.path) + 1, fields, width)
+    table.unterminated = last
+
+
+def _lines_in(path: Path) -> int:
+    """How many line feeds the file holds."""
+    count = 0
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 23):
+            count += block.count(b"\n")
+    return count
+
+
+def cut_short(name: str, line: int, fields: int, width: int) -> ContractlangError:
+    """I003: the file's last line has no line break and its record has fewer fields than
+    the header: the file was cut there."""
+    return format_error(
+        name,
+        f"`{name}` ends mid-line, on line {line:,} (cut short?): its last record has "
+        f"{fields:,} {'field' if fields == 1 else 'fields'}, the header {width:,}",
+        help="a complete export ends its last line with a line break: export it again, or "
+        "add the missing fields and the line break if the file is whole",
+    )
+
+
+def open_quote(name: str, line: int) -> ContractlangError:
+    """I003: the file ends inside a quoted value, opened on ``line``."""
+    return format_error(
+        name,
+        f"`{name}` ends inside a quoted value that opens on line {line:,} (cut short, "
+        "or a quote never closed?)",
+        help='every `"` that opens a value needs one that closes it; a `"` inside '
+        'a quoted value is written twice (`""`)',
+    )
 
 
 def header_of(path: Path, name: str) -> list[str] | None:
@@ -88,9 +173,7 @@ def header_of(path: Path, name: str) -> list[str] | None:
 
 
 def _text(path: Path, name: str) -> str:
-    text = read_text(path)
-    require_line_end(name, text)
-    return text
+    return read_text(path)
 
 
 def records(name: str, text: str) -> Iterator[tuple[list[str], str]]:
@@ -105,14 +188,7 @@ def records(name: str, text: str) -> Iterator[tuple[list[str], str]]:
         raw = "".join(lines[done : reader.line_num])
         done = reader.line_num
         if done == len(lines) and _open_quote(raw):
-            start = text.count("\n", 0, len(text) - len(raw)) + 1
-            raise format_error(
-                name,
-                f"`{name}` ends inside a quoted value that opens on line {start:,} (cut short, "
-                "or a quote never closed?)",
-                help='every `"` that opens a value needs one that closes it; a `"` inside '
-                'a quoted value is written twice (`""`)',
-            )
+            raise open_quote(name, text.count("\n", 0, len(text) - len(raw)) + 1)
         yield values, raw.removesuffix("\n").removesuffix("\r")  # one line break: \n, \r\n, \r
 
 
@@ -170,20 +246,16 @@ _HEAD = 8192
 
 def _plain(path: Path) -> bool:
     """Whether the file is one the fast reader may try: readable, starting with neither a
-    UTF-16 mark, a NUL nor a blank line, and ending with a line break (anything else is the
-    exact reader's to read, or to say what is wrong)."""
+    UTF-16 mark, a NUL nor a blank line (anything else is the exact reader's to read, or to
+    say what is wrong)."""
     try:
         with path.open("rb") as fh:
             head = fh.read(_HEAD)
-            if not head:
-                return False
-            fh.seek(-1, io.SEEK_END)
-            last = fh.read(1)
     except OSError:
         return False
     body = head.removeprefix(b"\xef\xbb\xbf")
     return (
-        last in (b"\n", b"\r")
+        bool(head)
         and not head.startswith((b"\xff\xfe", b"\xfe\xff"))
         and b"\x00" not in head
         and not body.startswith((b"\n", b"\r"))
@@ -341,11 +413,12 @@ _MOST_CHECKED = 20_000
 
 
 def _line_breaks(path: Path) -> int | None:
-    """How many lines the file has (its ``\n``), read in large blocks; None when it holds a
-    NUL or a carriage return that is not part of ``\r\n`` (:mod:`csv` ends a line there,
-    polars does not)."""
+    """How many lines the file has (its ``\n``, and a last line without one), read in large
+    blocks; None when it holds a NUL or a carriage return that is not part of ``\r\n``
+    (:mod:`csv` ends a line there, polars does not)."""
     lines = 0
     carried = False  # the previous block ended with `\r`
+    last = b""
     with path.open("rb") as fh:
         while block := fh.read(1 << 23):
             if b"\x00" in block:
@@ -360,7 +433,10 @@ def _line_breaks(path: Path) -> int | None:
                 if inside.size and not bool((b[inside + 1] == _NEWLINE).all()):
                     return None
             carried = block.endswith(b"\r")
-    return None if carried else lines
+            last = block[-1:]
+    if carried:
+        return None
+    return lines if last == b"\n" else lines + 1
 
 
 _NEWLINE, _RETURN = ord("\n"), ord("\r")

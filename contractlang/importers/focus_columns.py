@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from contractlang.importers import focus_values as fv
+from contractlang.importers.parquet_table import Kind
 
 #: The run of invoice lines that name none.
 UNATTRIBUTED = "unattributed"
@@ -20,9 +21,10 @@ TEXT_KEPT = {
     "ResourceId": "resource_id",
     "SkuId": "sku_id",
     "ChargeDescription": "charge_description",
-    "ProviderName": "provider",
     "ServiceName": "service_name",
     "InvoiceId": "invoice_id",
+    "CommitmentDiscountId": "commitment_discount_id",
+    "ContractApplied": "contract_applied",
 }
 DECIMAL_KEPT = {
     "EffectiveCost": "effective_cost",
@@ -33,8 +35,48 @@ DECIMAL_KEPT = {
 ENUM_KEPT = {
     "PricingCategory": ("pricing_category", fv.PRICING_CATEGORIES),
     "ChargeFrequency": ("charge_frequency", fv.CHARGE_FREQUENCIES),
+    "CommitmentDiscountStatus": ("commitment_discount_status", fv.COMMITMENT_DISCOUNT_STATUSES),
 }
-OPTIONAL = ("ChargeClass", "ChargePeriodEnd", "Tags", *TEXT_KEPT, *DECIMAL_KEPT, *ENUM_KEPT)
+#: Times kept beside ``ts`` (``ChargePeriodStart``), read as it is read.
+TIME_KEPT = {
+    "ChargePeriodEnd": "charge_period_end",
+    "BillingPeriodStart": "billing_period_start",
+    "BillingPeriodEnd": "billing_period_end",
+}
+#: The invoice event of each ChargeCategory: the category decides the kind, never the sign.
+EVENTS = {
+    "Usage": "charge",
+    "Purchase": "charge",
+    "Credit": "credit",
+    "Adjustment": "adjustment",
+    "Tax": "tax",
+}
+#: The categories whose negative lines are reversals: a negative charge (``reversal``), never
+#: a credit.
+REVERSIBLE = ("Usage", "Purchase")
+#: Where ``provider`` comes from: FOCUS 1.3's ServiceProviderName, else the ProviderName it
+#: replaces (a row where both have a value and they differ is noted, I046).
+PROVIDERS = ("ServiceProviderName", "ProviderName")
+PROVIDER = "provider"
+OPTIONAL = (
+    "ChargeClass",
+    "Tags",
+    *TEXT_KEPT,
+    *DECIMAL_KEPT,
+    *ENUM_KEPT,
+    *TIME_KEPT,
+    *PROVIDERS,
+)
+
+#: What each column holds, for a Parquet export's types
+#: (:mod:`~contractlang.importers.parquet_table`).
+KINDS: dict[str, Kind] = {
+    **dict.fromkeys((*REQUIRED, *OPTIONAL), "text"),
+    **dict.fromkeys(("BilledCost", *DECIMAL_KEPT), "decimal"),
+    **dict.fromkeys(("ChargePeriodStart", *TIME_KEPT), "time"),
+    "Tags": "json",
+    "ContractApplied": "json",
+}
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,10 @@ A row is rejected for the first of these it fails, in this order (the order a ro
 checks them): its field count (I010); ``BilledCost``, ``ChargeCategory``, ``ChargePeriodStart``
 present (I020); ``BilledCost`` an exact decimal (I021); ``ChargeCategory`` one of FOCUS's (I022);
 ``ChargeClass`` null or ``Correction`` (I022); ``ChargePeriodStart`` a time (I015). The rows
-kept become one invoice line each, with their notes (I030–I041) and the report's figures.
+kept become one invoice line each, with their notes (I030–I046) and the report's figures.
+
+The ChargeCategory decides the kind of line, never the sign (:data:`EVENTS`): a negative Usage
+or Purchase line is a reversal — a negative ``charge``, flagged ``reversal`` — not a credit.
 """
 
 from __future__ import annotations
@@ -31,8 +34,13 @@ from contractlang.importers.csv_table import FIELDS, ROW, Table, column
 from contractlang.importers.focus_columns import (
     DECIMAL_KEPT,
     ENUM_KEPT,
+    EVENTS,
+    PROVIDER,
+    PROVIDERS,
     REQUIRED,
+    REVERSIBLE,
     TEXT_KEPT,
+    TIME_KEPT,
     UNATTRIBUTED,
     RunKey,
 )
@@ -51,7 +59,19 @@ MESSAGES = {
     "I036": "values FOCUS does not list, kept as written",
     "I039": "values that could not be read, left empty",
     "I030": "`Tags` that are not a JSON object (the row has no run key)",
+    "I044": "the file's last line has no line break: its record reads whole, but the file may "
+    "have been cut there",
+    "I045": "amounts stored as floating point, each read as the decimal its shortest text spells",
+    "I046": "`ServiceProviderName` and `ProviderName` differ: `provider` is the "
+    "ServiceProviderName",
 }
+
+#: Where in a row each caveat is met, for a row with several of one code (the order a
+#: row-by-row reading meets them): the category, the enums, the amounts, the times.
+_CATEGORY, _ENUMS = 1, 2
+_DECIMALS = _ENUMS + len(ENUM_KEPT)
+_TIMES = _DECIMALS + len(DECIMAL_KEPT)
+_LATER = _TIMES + len(TIME_KEPT)
 
 
 def map_rows(table: Table, index: dict[str, int], key: RunKey, c: Collector) -> pl.DataFrame:
@@ -112,7 +132,7 @@ class _Rows:
         for x, i in self.index.items():
             text, written = value_series(f.drop_in_place(column(i)))
             columns.append(text.rename(f"v:{x}"))
-            if x in REQUIRED:
+            if x in REQUIRED:  # null where the value was a null (Parquet), not text
                 columns.append(written.rename(f"written:{x}"))
         del f
         rejected, kept = self.checks(pl.DataFrame(columns))
@@ -136,8 +156,13 @@ class _Rows:
             )
         ]
         for x in REQUIRED:
+            written = pl.col(f"written:{x}")
             shown = (
-                pl.when(pl.col(f"written:{x}")).then(pl.lit("`NULL`")).otherwise(pl.lit("empty"))
+                pl.when(written)
+                .then(pl.lit("`NULL`"))
+                .when(written.is_null())
+                .then(pl.lit("null"))
+                .otherwise(pl.lit("empty"))
             )
             checks.append(
                 (
@@ -231,22 +256,55 @@ class _Rows:
 
     def lines(self, k: pl.DataFrame) -> pl.DataFrame:
         v = {x: pl.col(f"v:{x}") for x in self.index}
-        self.note(
-            k,
-            pl.col("_start:naive"),
-            "I032",
-            0,
-            pl.format("`ChargePeriodStart` {}", v["ChargePeriodStart"]),
-        )
+        k = self.naive(k, v)
         self.note(
             k,
             v["ChargeCategory"] != pl.col("_category"),
             "I040",
-            1,
+            _CATEGORY,
             pl.format("`ChargeCategory` `{}` → `{}`", v["ChargeCategory"], pl.col("_category")),
         )
         extra: dict[str, pl.Expr] = {}
-        for order, (x, (col, allowed)) in enumerate(ENUM_KEPT.items(), start=2):
+        k = self.enums(k, v, extra)
+        k = self.decimals(k, extra)
+        self.floats(k, v)
+        for x, col in TEXT_KEPT.items():
+            if x in self.index:
+                extra[col] = v[x]
+        self.kept_times(k, v, extra)
+        self.provider(k, v, extra)
+        if self.table.unterminated is not None:
+            last = pl.col("row") == self.table.unterminated
+            self.note(k, last, "I044", _LATER, pl.lit(""))
+        k = k.with_columns(_run=self.runs(k))
+        for n in notes(self.found, self.messages):
+            self.c.noted(n)
+        return self.events(k, extra)
+
+    def naive(self, k: pl.DataFrame, v: dict[str, pl.Expr]) -> pl.DataFrame:
+        """The times kept beside ``ts`` read (``_t:NAME``), and I032 once a row: its first
+        time, ChargePeriodStart first, written without an offset."""
+        times = ["ChargePeriodStart", *(x for x in TIME_KEPT if x in self.index)]
+        for x in times[1:]:
+            k = k.with_columns(self.times(x, k, f"_t:{x}"))
+        naive = {"ChargePeriodStart": "_start:naive", **{x: f"_t:{x}:naive" for x in times[1:]}}
+        self.note(
+            k,
+            pl.any_horizontal(pl.col(naive[x]) for x in times),
+            "I032",
+            0,
+            pl.coalesce(
+                pl.when(pl.col(naive[x])).then(pl.format("`{}` {}", pl.lit(x), v[x])) for x in times
+            ),
+        )
+        return k
+
+    def enums(
+        self, k: pl.DataFrame, v: dict[str, pl.Expr], extra: dict[str, pl.Expr]
+    ) -> pl.DataFrame:
+        """The enums kept, spelled as FOCUS spells them (I040), or as written when FOCUS does
+        not list them (I036)."""
+        for order, (x, (col, allowed)) in enumerate(ENUM_KEPT.items(), start=_ENUMS):
             if x not in self.index:
                 continue
             spelled = f"_spelled:{x}"
@@ -269,7 +327,12 @@ class _Rows:
                 pl.format("`{}` `{}` → `{}`", pl.lit(x), text, pl.col(spelled)),
             )
             extra[col] = pl.coalesce(spelled, text)
-        for order, (x, col) in enumerate(DECIMAL_KEPT.items(), start=4):
+        return k
+
+    def decimals(self, k: pl.DataFrame, extra: dict[str, pl.Expr]) -> pl.DataFrame:
+        """The amounts kept beside ``amount``, exact; one that cannot be read is left empty
+        (I039)."""
+        for order, (x, col) in enumerate(DECIMAL_KEPT.items(), start=_DECIMALS):
             if x not in self.index:
                 continue
             read = fv.exact_column(k.get_column(f"v:{x}"))
@@ -285,30 +348,67 @@ class _Rows:
                 pl.format("`{}` {}", pl.lit(x), pl.col(f"_dec_error:{x}")),
             )
             extra[col] = pl.col(f"_dec:{x}")
-        for x, col in TEXT_KEPT.items():
-            if x in self.index:
-                extra[col] = v[x]
-        if "ChargePeriodEnd" in self.index:
-            k = k.with_columns(self.times("ChargePeriodEnd", k, "_end"))
-            end = v["ChargePeriodEnd"]
+        return k
+
+    def kept_times(self, k: pl.DataFrame, v: dict[str, pl.Expr], extra: dict[str, pl.Expr]) -> None:
+        """The times kept beside ``ts`` (read by :meth:`naive`); one that is not a time, or
+        falls off the calendar in UTC, is left empty (I039)."""
+        for order, (x, col) in enumerate(TIME_KEPT.items(), start=_TIMES):
+            if x not in self.index:
+                continue
+            t, text = f"_t:{x}", v[x]
             self.note(
                 k,
-                end.is_not_null() & ~pl.col("_end:readable"),
+                text.is_not_null() & ~pl.col(f"{t}:readable"),
                 "I039",
-                8,
-                pl.format("`ChargePeriodEnd` `{}` is not an ISO 8601 time", end),
+                order,
+                pl.format("`{}` `{}` is not an ISO 8601 time", pl.lit(x), text),
             )
             self.note(
                 k,
-                end.is_not_null() & pl.col("_end:readable") & pl.col("_end").is_null(),
+                text.is_not_null() & pl.col(f"{t}:readable") & pl.col(t).is_null(),
                 "I039",
-                8,
-                pl.format("`ChargePeriodEnd` `{}` is out of range", end),
+                order,
+                pl.format("`{}` `{}` is out of range", pl.lit(x), text),
             )
-        k = k.with_columns(_run=self.runs(k))
-        for n in notes(self.found, self.messages):
-            self.c.noted(n)
-        return self.events(k, extra)
+            extra[col] = pl.col(t)
+
+    def provider(self, k: pl.DataFrame, v: dict[str, pl.Expr], extra: dict[str, pl.Expr]) -> None:
+        """``provider``: ServiceProviderName (FOCUS 1.3), else ProviderName; a row where both
+        have a value and they differ is noted with both (I046)."""
+        providers = [x for x in PROVIDERS if x in self.index]
+        if providers:
+            extra[PROVIDER] = pl.coalesce(v[x] for x in providers)
+        if len(providers) == 2:
+            service, provider = (v[x] for x in PROVIDERS)
+            self.note(
+                k,
+                (service != provider).fill_null(False),
+                "I046",
+                _LATER,
+                pl.format("`ServiceProviderName` `{}`, `ProviderName` `{}`", service, provider),
+            )
+
+    def floats(self, k: pl.DataFrame, v: dict[str, pl.Expr]) -> None:
+        """I045 on each row with an amount read from a floating-point column (Parquet): the
+        first such amount of the row."""
+        stored = [
+            x
+            for x in ("BilledCost", *DECIMAL_KEPT)
+            if x in self.index and self.index[x] in self.table.floats
+        ]
+        if not stored:
+            return
+        self.note(
+            k,
+            pl.any_horizontal(v[x].is_not_null() for x in stored),
+            "I045",
+            _LATER,
+            pl.coalesce(
+                pl.when(v[x].is_not_null()).then(pl.format("`{}` {}", pl.lit(x), v[x]))
+                for x in stored
+            ),
+        )
 
     def runs(self, k: pl.DataFrame) -> pl.Series:
         """Each kept row's run, with the notes of the rows that have none; I002 when rows have
@@ -348,12 +448,11 @@ class _Rows:
     def events(self, k: pl.DataFrame, extra: dict[str, pl.Expr]) -> pl.DataFrame:
         """The invoice lines as a trace frame (the columns and types row-by-row events had),
         the report's counts and figures."""
-        event = (
-            pl.when((pl.col("_category") == "Credit") | (pl.col("_amount") < 0))
-            .then(pl.lit("credit"))
-            .otherwise(pl.lit("charge"))
+        category = pl.col("_category").cast(pl.String)  # of no type in a frame of no rows
+        k = k.with_columns(
+            _event=category.replace_strict(EVENTS, return_dtype=pl.String),
+            _reversal=category.is_in(REVERSIBLE) & (pl.col("_amount") < 0),
         )
-        k = k.with_columns(_event=event)
         self.mapped(k)
         self.facts(k)
         trace = {
@@ -370,11 +469,13 @@ class _Rows:
             "charge_category": pl.col("_category"),
             "charge_class": pl.when(pl.col("_class")).then(pl.lit(fv.CORRECTION)),
             "correction": pl.col("_class"),
+            "reversal": pl.col("_reversal"),
         }
         types: dict[str, pl.DataType] = {
             "charge_category": pl.String(),
             "charge_class": pl.String(),
             "correction": pl.Boolean(),
+            "reversal": pl.Boolean(),
         }
         for x, (col, _) in ENUM_KEPT.items():
             if x in self.index:
@@ -385,8 +486,11 @@ class _Rows:
         for x, col in TEXT_KEPT.items():
             if x in self.index:
                 extras[col], types[col] = extra[col], pl.String()
-        if "ChargePeriodEnd" in self.index:
-            extras["charge_period_end"], types["charge_period_end"] = pl.col("_end"), TIMESTAMP
+        if PROVIDER in extra:
+            extras[PROVIDER], types[PROVIDER] = extra[PROVIDER], pl.String()
+        for x, col in TIME_KEPT.items():
+            if x in self.index:
+                extras[col], types[col] = extra[col], TIMESTAMP
         extras[SOURCE_ROW], types[SOURCE_ROW] = pl.col("row"), pl.Int64()
         names = [x for x in COLUMNS if x in used]
         return k.select(
@@ -401,8 +505,9 @@ class _Rows:
             self.c.mapped(f"{event} lines", n, one=f"{event} line")
 
     def facts(self, k: pl.DataFrame) -> None:
-        """BilledCost sums by ChargeCategory, credits and corrections, for the report: exact,
-        at the most places any of their amounts is written with (as ``Decimal`` sums them)."""
+        """BilledCost sums by ChargeCategory, credits, reversals and corrections, for the
+        report: exact, at the most places any of their amounts is written with (as
+        ``Decimal`` sums them)."""
 
         def sums(frame: pl.DataFrame, by: str | None) -> dict[Any, tuple[int, str]]:
             agg = [pl.len().alias("_n"), *sum_parts("_amount"), pl.col("_exponent").min()]
@@ -424,6 +529,7 @@ class _Rows:
         self.c.facts.append(("BilledCost of every row mapped", every))
         for label, where in (
             ("credits", pl.col("_event") == "credit"),
+            ("reversals", pl.col("_reversal")),
             ("corrections", pl.col("_class")),
         ):
             some = k.filter(where)

@@ -2,20 +2,24 @@
 reference the vectorised reader is compared with (``tests/test_import_focus_reader.py``): every
 row's mapping, rejection code, reason and row number, every note and figure must agree.
 
-What follows is the original module's text, unchanged but for this paragraph, the entry point's
-name (``import_focus_rowwise``) and what it shares with the package, imported from there: the
-lists of columns and ``RunKey``, the header's index, the CSV records as :mod:`csv` reads them,
-and the message of a tag no row has.
+What follows is the original module's text, but for this paragraph, the entry point's name
+(``import_focus_rowwise``) and what it shares with the package, imported from there: the lists
+of columns and ``RunKey``, the header's index, the CSV records as :mod:`csv` reads them, the
+messages of a tag no row has and of a file cut short, and the notes' messages; and extended, row
+by row, as the mapping grew: the ChargeCategory deciding the kind of line (a negative Usage or
+Purchase line a reversal, never a credit), the billing period and the other FOCUS 1.2 and 1.3
+columns kept, the provider, and a last line without a line break.
 
-``contractlang import focus``: a FOCUS billing export (CSV, FOCUS 1.0–1.2) as invoice lines.
+``contractlang import focus``: a FOCUS billing export (CSV, FOCUS 1.0–1.3) as invoice lines.
 
 Each row becomes one run-level invoice line (no ``alloc_id``), dated by its
-``ChargePeriodStart``, with ``BilledCost`` as its exact ``amount``: a ``credit`` when its
-ChargeCategory is ``Credit`` or its BilledCost is negative, a ``charge`` otherwise. The run is
-read from a tag (``--run-from tag:KEY``) or is the ``ResourceId`` (``--run-from resource``); rows
-without one go to the run ``unattributed`` and are reported. ChargeCategory, ChargeClass,
-PricingCategory, EffectiveCost, ListCost and the other columns an audit reads are kept beside
-``amount``; a correction (ChargeClass ``Correction``) is kept and flagged (``correction``).
+``ChargePeriodStart``, with ``BilledCost`` as its exact ``amount``; its ChargeCategory decides
+its kind (``charge``, ``credit``, ``adjustment``, ``tax``), and a negative Usage or Purchase
+line is a ``charge`` flagged ``reversal``. The run is read from a tag (``--run-from tag:KEY``)
+or is the ``ResourceId`` (``--run-from resource``); rows without one go to the run
+``unattributed`` and are reported. ChargeCategory, ChargeClass, PricingCategory, EffectiveCost,
+ListCost and the other columns an audit reads are kept beside ``amount``; a correction
+(ChargeClass ``Correction``) is kept and flagged (``correction``).
 
 Rows are the CSV's data rows, from 1 (the header is not a row).
 """
@@ -31,21 +35,26 @@ import polars as pl
 
 from contractlang.diagnostics import did_you_mean
 from contractlang.importers import focus_values as fv
-from contractlang.importers.csv_table import records
+from contractlang.importers.csv_table import cut_short, records
 from contractlang.importers.focus import _header_index
 from contractlang.importers.focus_columns import (
     DECIMAL_KEPT,
     ENUM_KEPT,
+    EVENTS,
+    PROVIDER,
+    PROVIDERS,
     REQUIRED,
+    REVERSIBLE,
     TEXT_KEPT,
+    TIME_KEPT,
     UNATTRIBUTED,
     RunKey,
 )
-from contractlang.importers.focus_rows import missing_tag
+from contractlang.importers.focus_rows import MESSAGES, missing_tag
 from contractlang.importers.frame import MONEY, SOURCE_ROW, Events, validated
 from contractlang.importers.localtime import parse_timestamp
 from contractlang.importers.result import Collector, ImportResult, Reject
-from contractlang.importers.text import format_error, read_text, require_line_end
+from contractlang.importers.text import format_error, read_text
 from contractlang.lang.frames import TIMESTAMP
 from contractlang.lang.numbers import EXACT, exact_sum
 
@@ -58,20 +67,27 @@ def import_focus_rowwise(path: str | Path, run_from: RunKey | str) -> ImportResu
     if key is None:
         raise ValueError(f"not a run key: {run_from!r} (use `tag:KEY` or `resource`)")
     text = read_text(p)
-    require_line_end(name, text)
     rows = records(name, text)
     header = next(rows, None)
     if header is None:
         raise format_error(name, f"`{name}` is empty: it has no header")
     index = _header_index(name, header[0], key)
     c = Collector("focus", name)
-    reader = _Reader(name, index, len(header[0]), key, c)
-    for n, (values, record) in enumerate(rows, start=1):
+    width = len(header[0])
+    reader = _Reader(name, index, width, key, c)
+    every = list(rows)
+    whole = text.endswith(("\n", "\r"))
+    if every and not whole and len(every[-1][0]) < width:  # the last line, cut short
+        raise cut_short(name, text.count("\n") + 1, len(every[-1][0]), width)
+    for n, (values, record) in enumerate(every, start=1):
         c.rows_read += 1
         if not values:
             c.blank(n)
             continue
+        mapped = reader.events.height
         reader.read(n, values, record)
+        if n == len(every) and not whole and reader.events.height > mapped:
+            c.note("I044", MESSAGES["I044"], n, "")
     reader.require_tag()
     frame = reader.events.frame()
     trace = validated(frame, name, None)
@@ -103,14 +119,16 @@ class _Reader:
             "charge_category": pl.String(),
             "charge_class": pl.String(),
             "correction": pl.Boolean(),
+            "reversal": pl.Boolean(),
         }
         for f, (col, _) in ENUM_KEPT.items():
             if f in index:
                 extras[col] = pl.String()
         extras.update({col: MONEY for f, col in DECIMAL_KEPT.items() if f in index})
         extras.update({col: pl.String() for f, col in TEXT_KEPT.items() if f in index})
-        if "ChargePeriodEnd" in index:
-            extras["charge_period_end"] = TIMESTAMP
+        if any(f in index for f in PROVIDERS):
+            extras[PROVIDER] = pl.String()
+        extras.update({col: TIMESTAMP for f, col in TIME_KEPT.items() if f in index})
         extras[SOURCE_ROW] = pl.Int64()
         self.events = Events(extras)
         self.sums: dict[str, Decimal] = {}
@@ -146,13 +164,15 @@ class _Reader:
         charge_class = v.get("ChargeClass")
         if charge_class is not None and fv.canonical(charge_class, (fv.CORRECTION,)) is None:
             return reject("I022", f"`ChargeClass` `{charge_class}` is not `Correction` or null")
-        ts = self._time(row, "ChargePeriodStart", period)
+        ts = self._time(period)
         if ts is None:
             return reject("I015", f"`ChargePeriodStart` `{period}` is not an ISO 8601 time")
+        self._naive(row, v)
         self._respelled(row, "ChargeCategory", category, cat)
         values_out = self._kept(row, v)
         run = self._run(row, v)
-        event = "credit" if cat == "Credit" or amount < 0 else "charge"
+        event = EVENTS[cat]
+        reversal = cat in REVERSIBLE and amount < 0
         self.events.add(
             run_id=run,
             ts=ts,
@@ -162,13 +182,18 @@ class _Reader:
             charge_category=cat,
             charge_class=fv.CORRECTION if charge_class else None,
             correction=charge_class is not None,
+            reversal=reversal,
             source_row=row,
             **values_out,
         )
         self.c.mapped(f"{event} lines", one=f"{event} line")
         self._add(cat, amount)
         self.counts[cat] = self.counts.get(cat, 0) + 1
-        for label, hit in (("credits", event == "credit"), ("corrections", bool(charge_class))):
+        for label, hit in (
+            ("credits", event == "credit"),
+            ("reversals", reversal),
+            ("corrections", bool(charge_class)),
+        ):
             if hit:
                 self.counts[label] = self.counts.get(label, 0) + 1
                 self._add(label, amount)
@@ -180,19 +205,24 @@ class _Reader:
         """``amount`` added to the sum ``key``, exactly (amounts have up to 38 digits)."""
         self.sums[key] = EXACT.add(self.sums.get(key, Decimal(0)), amount)
 
-    def _time(self, row: int, field: str, text: str) -> datetime | None:
+    def _time(self, text: str) -> datetime | None:
         ts = parse_timestamp(text)
         if ts is None:
             return None
         if ts.tzinfo is None:
-            self.c.note(
-                "I032",
-                "times without an offset read as UTC, as FOCUS requires",
-                row,
-                f"`{field}` {text}",
-            )
             return ts.replace(tzinfo=UTC)
         return _utc(ts)
+
+    def _naive(self, row: int, v: dict[str, str | None]) -> None:
+        """I032 once for the row: its first time (ChargePeriodStart, then the other times
+        kept) written without an offset."""
+        for f in ("ChargePeriodStart", *TIME_KEPT):
+            text = v.get(f)
+            if f in self.index and text is not None:
+                ts = parse_timestamp(text)
+                if ts is not None and ts.tzinfo is None:
+                    self.c.note("I032", MESSAGES["I032"], row, f"`{f}` {text}")
+                    return
 
     def _respelled(self, row: int, field: str, text: str, spelled: str) -> None:
         if text != spelled:
@@ -231,20 +261,31 @@ class _Reader:
         for f, col in TEXT_KEPT.items():
             if f in self.index:
                 out[col] = v.get(f)
-        end = v.get("ChargePeriodEnd")
-        if "ChargePeriodEnd" in self.index and end is not None:
-            ts = self._end_time(row, end)
-            out["charge_period_end"] = ts
+        providers = [f for f in PROVIDERS if f in self.index]
+        if providers:
+            service, provider = (v.get(f) for f in PROVIDERS)
+            out[PROVIDER] = service if service is not None else provider
+            if service is not None and provider is not None and service != provider:
+                self.c.note(
+                    "I046",
+                    MESSAGES["I046"],
+                    row,
+                    f"`ServiceProviderName` `{service}`, `ProviderName` `{provider}`",
+                )
+        for f, col in TIME_KEPT.items():
+            text = v.get(f)
+            if f in self.index and text is not None:
+                out[col] = self._kept_time(row, f, text)
         return out
 
-    def _end_time(self, row: int, text: str) -> datetime | None:
+    def _kept_time(self, row: int, field: str, text: str) -> datetime | None:
         ts = parse_timestamp(text)
         if ts is None:
             self.c.note(
                 "I039",
                 "values that could not be read, left empty",
                 row,
-                f"`ChargePeriodEnd` `{text}` is not an ISO 8601 time",
+                f"`{field}` `{text}` is not an ISO 8601 time",
             )
             return None
         utc = ts.replace(tzinfo=UTC) if ts.tzinfo is None else _utc(ts)
@@ -253,7 +294,7 @@ class _Reader:
                 "I039",
                 "values that could not be read, left empty",
                 row,
-                f"`ChargePeriodEnd` `{text}` is out of range",
+                f"`{field}` `{text}` is out of range",
             )
         return utc
 
@@ -310,7 +351,8 @@ class _Reader:
         raise missing_tag(self.name, self.key.tag or "", self.tag_keys)
 
     def facts(self) -> None:
-        """BilledCost sums by ChargeCategory, credits and corrections, for the report."""
+        """BilledCost sums by ChargeCategory, credits, reversals and corrections, for the
+        report."""
 
         def money(k: str) -> str:
             return f"{self.sums.get(k, Decimal(0)):f}"
@@ -322,7 +364,7 @@ class _Reader:
                 )
         total = exact_sum(self.sums.get(k, Decimal(0)) for k in fv.CHARGE_CATEGORIES)
         self.c.facts.append(("BilledCost of every row mapped", f"{total:f}"))
-        for label in ("credits", "corrections"):
+        for label in ("credits", "reversals", "corrections"):
             n = self.counts.get(label, 0)
             self.c.facts.append((f"{label} ({_rows(n)})", money(label)))
         if UNATTRIBUTED in self.sums:
