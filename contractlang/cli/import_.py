@@ -138,7 +138,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         delimiter: Annotated[
             str,
-            typer.Option("--delimiter", metavar="TEXT", help="The delimiter it was exported with."),
+            typer.Option(
+                "--delimiter", metavar="CHARS", help="The delimiter it was exported with."
+            ),
         ] = "|",
         sku: SkuOpt = None,
         sku_map: Annotated[
