@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from contractlang.cli.test import write_expectation
+from contractlang.cli.test import write_expectations
 from contractlang.diagnostics import render_all
 from contractlang.errors import ExitCode
 from contractlang.fixtures import MANIFEST, Outcome, run_fixture, update_fixture
@@ -79,7 +79,7 @@ class FixtureItem(pytest.Item):
     def runtest(self) -> None:
         outcome = run_fixture(self._folder())
         if self.config.getoption(UPDATE):
-            outcome = update_fixture(outcome, write_expectation)
+            outcome = update_fixture(outcome, write_expectations)
             self.config.stash[WRITTEN].extend(outcome.written)
         if outcome.exit_code is not ExitCode.OK:
             raise FixtureFailed(outcome)

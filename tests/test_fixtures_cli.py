@@ -128,6 +128,54 @@ def test_update_says_which_files_it_changed(fixture: Path) -> None:
     assert "1 fixture: 1 passed" in out
 
 
+@pytest.mark.parametrize("spoil", ["folder", "read-only", "under a file"])
+def test_update_writes_a_fixtures_expectations_together_or_not_at_all(
+    tmp_path: Path, spoil: str
+) -> None:
+    ledger = "sub/expected-ledger.csv" if spoil == "under a file" else "expected-ledger.csv"
+    first = make(tmp_path / "a-first", MANIFEST.replace("expected-ledger.csv", ledger))
+    second = make(tmp_path / "b-second")
+    (first / "sub").mkdir()
+    code, _ = run("test", "--update", tmp_path)
+    assert code == 0
+    for folder in (first, second):  # both expectations of both fixtures move
+        (folder / "c.spot").write_text(CONTRACT.replace("2.00", "2.01"), encoding="utf-8")
+    target = first / ledger
+    if spoil == "folder":  # a folder where the ledger should be: root cannot write it either
+        target.unlink()
+        target.mkdir()
+        reason = "it is a folder"
+    elif spoil == "read-only":  # refused by its mode, which holds for root too
+        target.chmod(0o444)
+        reason = "the file is read-only"
+    else:  # a path through a regular file
+        target.unlink()
+        (first / "sub").rmdir()
+        (first / "sub").write_text("", encoding="utf-8")
+        reason = "not a directory"
+    before = {p.name: p.read_bytes() for p in first.iterdir() if p.is_file()}
+    result = run_cli("test", "--update", tmp_path)
+    no_traceback(result)
+    assert result.exit_code == 2
+    out = result.output
+    assert f"BROKEN  {first.as_posix()}" in out
+    assert f"error[E501]: cannot write `{target}`: {reason}" in result.stderr
+    assert f"wrote {(first / 'expected.json').as_posix()}" not in out
+    assert "to write the expected output anew" not in out
+    assert f"updated {second.as_posix()}" in out  # the next fixture ran, and was updated
+    assert f"wrote {(second / 'expected-ledger.csv').as_posix()}" in out
+    assert "2 fixtures: 1 updated, 1 broken" in out
+    # the first fixture's expectations as they were: its document was not rewritten alone
+    assert {p.name: p.read_bytes() for p in first.iterdir() if p.is_file()} == before
+    assert not [p for p in first.rglob(".*") if p.is_file()]  # no temporary file left
+    code, out = run("test", second)
+    assert code == 0
+    doc = json.loads(run_cli("test", "--update", tmp_path, "--format", "json").stdout)
+    assert [f["status"] for f in doc["fixtures"]] == ["broken", "pass"]
+    (diag,) = doc["fixtures"][0]["diagnostics"]
+    assert (diag["code"], diag["message"]) == ("E501", f"cannot write `{target}`: {reason}")
+
+
 BROKEN = [
     (
         'story = "s"\nterms = ["c.spot"]\ntrase = "trace.csv"\n',

@@ -209,6 +209,167 @@ def test_write_file_replaces_atomically(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["a.csv"]
 
 
+def _pair(tmp_path: Path) -> tuple[Path, Path, tuple[int, int]]:
+    """Two files with old text; the first's identity (device, inode)."""
+    first, second = tmp_path / "expected.json", tmp_path / "expected-ledger.csv"
+    first.write_text("old json")
+    second.write_text("old csv")
+    st = first.stat()
+    return first, second, (st.st_dev, st.st_ino)
+
+
+def _replace_failing_at(
+    monkeypatch: pytest.MonkeyPatch, failing: Path, exc: BaseException, *, after: bool = False
+) -> None:
+    """``os.replace`` onto ``failing`` raises ``exc`` (before renaming, or after it with
+    ``after``); every other rename is done."""
+    real = os.replace
+
+    def replace(src: object, dst: object) -> None:
+        if Path(str(dst)) == failing and not after:
+            raise exc
+        real(src, dst)  # type: ignore[arg-type]
+        if Path(str(dst)) == failing:
+            raise exc
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def test_write_together_writes_every_file(tmp_path: Path) -> None:
+    first, second, _ = _pair(tmp_path)
+    third = tmp_path / "new.csv"
+    files.write_together(
+        [
+            (p, lambda t, n=n: t.write_text(n))
+            for p, n in ((first, "1"), (second, "2"), (third, "3"))
+        ]
+    )
+    assert [p.read_text() for p in (first, second, third)] == ["1", "2", "3"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["expected.json", "expected-ledger.csv", "new.csv"]
+    )  # no temporary file, no old file's second name
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["hard link", "no hard links: a copy"])
+def test_a_failed_second_rename_puts_the_first_file_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: bool
+) -> None:
+    first, second, identity = _pair(tmp_path)
+    if not links:
+
+        def no_link(src: object, dst: object) -> None:
+            raise OSError(1, "Operation not permitted")
+
+        monkeypatch.setattr(os, "link", no_link)
+    _replace_failing_at(monkeypatch, second, OSError(28, "No space left on device"))
+    with pytest.raises(ContractlangError) as failed:
+        files.write_together(
+            [
+                (first, lambda t: t.write_text("new json")),
+                (second, lambda t: t.write_text("new csv")),
+            ]
+        )
+    (diag,) = failed.value.diagnostics
+    assert diag.code == "E501"
+    assert diag.message == f"cannot write `{second}`: no space left on device"
+    assert first.read_text() == "old json"
+    assert second.read_text() == "old csv"
+    if links:  # the very file it was, put back under its name
+        assert (first.stat().st_dev, first.stat().st_ino) == identity
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["expected-ledger.csv", "expected.json"]
+
+
+def test_a_signal_between_the_renames_puts_the_first_file_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C (or SIGTERM, SIGHUP: cli.common.Interrupted) just after the first rename
+    first, second, identity = _pair(tmp_path)
+    _replace_failing_at(monkeypatch, first, KeyboardInterrupt(), after=True)
+    with pytest.raises(KeyboardInterrupt):
+        files.write_together(
+            [
+                (first, lambda t: t.write_text("new json")),
+                (second, lambda t: t.write_text("new csv")),
+            ]
+        )
+    assert (first.read_text(), second.read_text()) == ("old json", "old csv")
+    assert (first.stat().st_dev, first.stat().st_ino) == identity
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["expected-ledger.csv", "expected.json"]
+
+
+def test_a_new_file_is_removed_again_when_the_next_cannot_be_renamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    new, old = tmp_path / "expected.json", tmp_path / "expected-ledger.csv"
+    old.write_text("old csv")
+    _replace_failing_at(monkeypatch, old, OSError(5, "Input/output error"))
+    with pytest.raises(ContractlangError):
+        files.write_together(
+            [(new, lambda t: t.write_text("new json")), (old, lambda t: t.write_text("new csv"))]
+        )
+    assert [p.name for p in tmp_path.iterdir()] == ["expected-ledger.csv"]
+    assert old.read_text() == "old csv"
+
+
+def test_a_file_that_cannot_be_put_back_is_said_with_where_its_old_text_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second, _ = _pair(tmp_path)
+    real = os.replace
+
+    def replace(src: object, dst: object) -> None:
+        if Path(str(dst)) == second or str(src).endswith(".old"):  # the put-back fails too
+            raise OSError(5, "Input/output error")
+        real(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(ContractlangError) as failed:
+        files.write_together(
+            [
+                (first, lambda t: t.write_text("new json")),
+                (second, lambda t: t.write_text("new csv")),
+            ]
+        )
+    (kept,) = tmp_path.glob(".expected.json.*.old")
+    assert failed.value.diagnostics[0].message == (
+        f"cannot write `{second}`: input/output error; `{first}` was written and could not be "
+        f"put back (its old text is in `{kept}`)"
+    )
+    assert kept.read_text() == "old json"
+    assert first.read_text() == "new json"
+    assert second.read_text() == "old csv"
+
+
+@pytest.mark.parametrize("spoil", ["folder", "read-only", "under a file", "loop"])
+def test_a_file_that_cannot_be_written_is_refused_before_any_is(tmp_path: Path, spoil: str) -> None:
+    first, second, _ = _pair(tmp_path)
+    if spoil == "folder":
+        second.unlink()
+        second.mkdir()
+        reason = "it is a folder"
+    elif spoil == "read-only":
+        second.chmod(0o444)  # refused by its mode, as root too
+        reason = "the file is read-only"
+    elif spoil == "under a file":
+        second = first / "expected-ledger.csv"
+        reason = "not a directory"
+    else:
+        second.unlink()
+        second.symlink_to(second.name)
+        reason = "it is a symbolic link that loops"
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(ContractlangError) as failed:
+        files.write_together(
+            [
+                (first, lambda t: t.write_text("new json")),
+                (second, lambda t: t.write_text("new csv")),
+            ]
+        )
+    assert failed.value.diagnostics[0].message == f"cannot write `{second}`: {reason}"
+    assert first.read_text() == "old json"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 # --------------------------------------------------------------------------- standard output
 
 

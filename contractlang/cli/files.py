@@ -11,6 +11,9 @@
   one. A symlink is written through to its target (the link stays); a target that is not a
   regular file (a device such as ``/dev/full``, a FIFO) is written directly. An existing
   file keeps its mode; a file whose mode forbids writing is refused.
+- :func:`write_together` writes several files together or not at all (a fixture's
+  expectations): every one to its temporary file first, then each renamed into place, the
+  ones renamed before a failed rename put back as they were.
 - Every failure to write is ``E501`` with the path and the reason, exit 2 — never an internal
   error.
 
@@ -23,13 +26,17 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
+import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from contractlang.cli.common import os_reason, write_error
 from contractlang.cli.inputs import usage_error
+from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 
 TABLE_SUFFIXES = (".parquet", ".csv")
@@ -258,6 +265,169 @@ def write_file(
         raise write_error(path, os_reason(exc)) from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@dataclass
+class _Replacement:
+    """One file of :func:`write_together`: where it goes, its new text's temporary file (and
+    that file's identity, to tell whether it is in place), and the old file's second name."""
+
+    path: Path
+    target: Path
+    mode: int
+    exists: bool
+    temporary: Path | None = None
+    identity: tuple[int, int] | None = None
+    kept: Path | None = None
+
+
+def write_together(
+    files: Sequence[tuple[Path, Callable[[Path], object]]],
+    failures: tuple[type[Exception], ...] = (OSError,),
+) -> None:
+    """Write each ``(path, write)`` of ``files`` together or not at all.
+
+    Every file is written to a temporary file beside it first (as :func:`write_file` does;
+    a symbolic link is written through), and only then is each renamed into place. Each
+    old file keeps a second name (a hard link, or a copy where the file system has none)
+    until every rename is done, so when a rename fails — or an exception, a signal's
+    among them, arrives between two — the files renamed before it are put back. A target
+    that is not a regular file (a folder, a device) or is read-only is refused before
+    anything is written. Every failure is E501 naming its file, and no file has changed;
+    should putting a file back fail as well, the message says where its old text is kept.
+
+    The renames are one system call each, not one for all: a process killed outright
+    between two (SIGKILL, a power cut) leaves the files before the kill new and the others
+    old.
+    """
+    plans = [_replacement(path) for path, _ in files]
+    try:
+        for plan, (_, write) in zip(plans, files, strict=True):
+            _write_aside(plan, write, failures)
+        for plan in plans:
+            if plan.exists:
+                with _reported(plan.path):
+                    plan.kept = _second_name(plan.target)
+        for plan in plans:
+            with _reported(plan.path):
+                os.replace(_temporary(plan), plan.target)
+    except BaseException as exc:
+        lost = _put_back(plans)
+        if lost and isinstance(exc, ContractlangError):
+            raise _not_put_back(exc, lost) from None
+        for plan in lost:
+            plan.kept = None  # the old text stays beside it
+        raise
+    finally:
+        for plan in plans:
+            if plan.temporary is not None:
+                plan.temporary.unlink(missing_ok=True)
+            if plan.kept is not None:
+                plan.kept.unlink(missing_ok=True)
+
+
+def _replacement(path: Path) -> _Replacement:
+    looping = _looping(path)
+    if looping:
+        raise write_error(path, f"{looping} is a symbolic link that loops")
+    target = Path(os.path.realpath(path))
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        return _Replacement(path, target, _new_file_mode(), exists=False)
+    except OSError as exc:
+        raise write_error(path, os_reason(exc)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise write_error(path, "it is a folder")
+    if not stat.S_ISREG(st.st_mode):
+        raise write_error(path, "it is not a regular file, so it cannot be replaced")
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise write_error(path, "the file is read-only")
+    return _Replacement(path, target, stat.S_IMODE(st.st_mode), exists=True)
+
+
+def _write_aside(
+    plan: _Replacement, write: Callable[[Path], object], failures: tuple[type[Exception], ...]
+) -> None:
+    """Write ``plan``'s temporary file beside its target, with the target's mode."""
+    target = plan.target
+    with _reported(plan.path):
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        plan.temporary = Path(name)
+    _guarded(plan.path, lambda: write(_temporary(plan)), failures)
+    with _reported(plan.path):
+        os.chmod(plan.temporary, plan.mode)
+        st = plan.temporary.stat()
+        plan.identity = (st.st_dev, st.st_ino)
+
+
+def _temporary(plan: _Replacement) -> Path:
+    assert plan.temporary is not None
+    return plan.temporary
+
+
+def _second_name(target: Path) -> Path:
+    """A new name beside ``target`` for the file it holds now: a hard link, or a copy."""
+    for _ in range(100):
+        kept = target.with_name(f".{target.name}.{secrets.token_hex(4)}.old")
+        try:
+            os.link(target, kept)
+        except FileExistsError:
+            continue
+        except OSError:  # a file system without hard links
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent)
+            os.close(fd)
+            shutil.copy2(target, name)
+            return Path(name)
+        return kept
+    raise FileExistsError(errno.EEXIST, "no free name for the old file beside it")
+
+
+def _put_back(plans: Sequence[_Replacement]) -> list[_Replacement]:
+    """Put every file already renamed into place back as it was; those that could not be."""
+    lost = []
+    for plan in reversed(plans):
+        try:
+            st = plan.target.stat()
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) != plan.identity:
+            continue  # not renamed into place
+        try:
+            if plan.kept is not None:
+                os.replace(plan.kept, plan.target)
+                plan.kept = None
+            else:
+                plan.target.unlink()
+        except OSError:
+            lost.append(plan)
+    return lost
+
+
+def _not_put_back(exc: ContractlangError, lost: Sequence[_Replacement]) -> ContractlangError:
+    """``exc``'s E501, saying which files were written all the same and where their old text
+    is kept (those files are not removed)."""
+    said = "; ".join(
+        f"`{p.path}` was written and could not be put back"
+        + (f" (its old text is in `{p.kept}`)" if p.kept is not None else "")
+        for p in lost
+    )
+    for p in lost:
+        p.kept = None  # the old text stays beside it, for the user
+    first = exc.diagnostics[0]
+    return ContractlangError(
+        [error("E501", f"{first.message}; {said}", NO_SPAN, file="contractlang")]
+    )
+
+
+@contextlib.contextmanager
+def _reported(path: Path) -> Iterator[None]:
+    """An ``OSError`` in the block is E501 naming ``path``."""
+    try:
+        yield
+    except OSError as exc:
+        raise write_error(path, os_reason(exc)) from None
 
 
 def _guarded(

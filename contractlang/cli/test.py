@@ -8,6 +8,7 @@ not collect as a test module.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -21,16 +22,21 @@ from contractlang.cli.common import (
     print_diagnostics,
     write_stdout,
 )
-from contractlang.cli.files import write_file
+from contractlang.cli.files import write_together
 from contractlang.cli.inputs import progress_status
 from contractlang.errors import ExitCode
 from contractlang.fixtures import Outcome, find_fixtures, run_fixture, select, update_fixture
 from contractlang.fixtures.report import outcome_lines, render_json, summary_line
 
 
-def write_expectation(path: Path, text: str) -> None:
-    """Write an expectation atomically (``cli.files.write_file``), as UTF-8 bytes."""
-    write_file(path, lambda target: target.write_bytes(text.encode("utf-8")))
+def write_expectations(files: Sequence[tuple[Path, str]]) -> None:
+    """Write a fixture's expectations, as UTF-8 bytes, together or not at all
+    (``cli.files.write_together``); E501 when one cannot be written."""
+    write_together([(path, _writer(text)) for path, text in files])
+
+
+def _writer(text: str) -> Callable[[Path], object]:
+    return lambda target: target.write_bytes(text.encode("utf-8"))
 
 
 def run_all(paths: list[Path], pattern: str | None, update: bool) -> list[Outcome]:
@@ -41,7 +47,7 @@ def run_all(paths: list[Path], pattern: str | None, update: bool) -> list[Outcom
         for n, folder in enumerate(folders, 1):
             step(f"fixture {n} of {len(folders)}: {folder.as_posix()}")
             outcome = run_fixture(folder)
-            outcomes.append(update_fixture(outcome, write_expectation) if update else outcome)
+            outcomes.append(update_fixture(outcome, write_expectations) if update else outcome)
     return outcomes
 
 
