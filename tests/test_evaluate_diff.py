@@ -151,3 +151,54 @@ def test_a_limit_says_how_many_more_there_are() -> None:
     new = [{**row, "amount": "16.01"} for row in old]
     lines = change_lines(diff_ledgers(old, new), 80, limit=2)
     assert lines[-1] == "… and 4 more changes"
+
+
+BIG = "12345678901234567890123456.78"  # 28 significant digits
+BIGGER = "-123456789012345678901234567.891"  # 30
+
+
+def test_figures_of_28_digits_and_more_and_their_differences_are_exact() -> None:
+    # Python's default context keeps 28 digits: it raised quantizing such a difference
+    old, new = copy.deepcopy(DOC), copy.deepcopy(DOC)
+    totals_old, totals_new = old["contracts"][0]["totals"], new["contracts"][0]["totals"]
+    totals_old["net"], totals_new["net"] = BIG, "12345678901234567890123456.79"
+    totals_old["credits"], totals_new["credits"] = BIGGER, "-123456789012345678901234567.881"
+    totals_old["gross"], totals_new["gross"] = BIGGER, "18.00"
+    assert texts(diff_documents(old, new)) == [
+        # 18.00 + 123456789012345678901234567.891 = 123456789012345678901234585.891
+        "northwind-negotiated: gross -123456789012345678901234567.891 → 18.00 USD"
+        " (+123456789012345678901234585.891)",
+        # -…567.881 − (-…567.891) = +0.010, at the three places of the more precise
+        "northwind-negotiated: credits -123456789012345678901234567.891 →"
+        " -123456789012345678901234567.881 USD (+0.010)",
+        "northwind-negotiated: net 12345678901234567890123456.78 →"
+        " 12345678901234567890123456.79 USD (+0.01)",
+    ]
+
+
+def test_a_runs_net_of_long_amounts_is_their_exact_sum() -> None:
+    old = [{**ROW, "amount": BIG}, {**ROW, "alloc_id": "a2", "amount": BIGGER}]
+    new = [
+        {**ROW, "amount": "12345678901234567890123456.79"},
+        {**ROW, "alloc_id": "a2", "amount": "-123456789012345678901234567.881"},
+    ]
+    assert texts(diff_ledgers(old, new, {"c": "USD"})) == [
+        # 123456789012345678901234567.891 − 12345678901234567890123456.780
+        #   = 111111110111111111011111111.111, so the net is its negative; each line +0.01:
+        # 123456789012345678901234567.881 − 12345678901234567890123456.790
+        #   = 111111110111111111011111111.091 (28 digits would have rounded both nets to
+        #   the same figure, and the run's move would not have been said)
+        "c runs: run r1 net -111111110111111111011111111.111 →"
+        " -111111110111111111011111111.091 USD (+0.020)",
+        f"c ledger, run r1, allocation a1: charge amount {BIG} →"
+        " 12345678901234567890123456.79 USD (+0.01)",
+        f"c ledger, run r1, allocation a2: charge amount {BIGGER} →"
+        " -123456789012345678901234567.881 USD (+0.010)",
+    ]
+
+
+def test_a_delta_of_many_places_is_written_without_an_exponent() -> None:
+    (change,) = diff_ledgers(
+        [{**ROW, "quantity_gpu_hours": "8.0000000"}], [ROW | {"quantity_gpu_hours": "8.0000001"}]
+    )
+    assert change.text() == "charge GPU-hours 8.0000000 → 8.0000001 GPU-h (+0.0000001)"

@@ -441,3 +441,31 @@ def test_an_expectation_nested_too_deeply_is_f009_not_a_crash(fixture: Path) -> 
     assert code == 0
     code, _ = run("test", fixture)
     assert code == 0
+
+
+def test_expected_figures_of_28_digits_and_more_are_compared_exactly(fixture: Path) -> None:
+    doc = json.loads((fixture / "expected.json").read_text())
+    totals = doc["contracts"][0]["totals"]
+    totals["net"] = "12345678901234567890123456.78"  # 28 significant digits
+    totals["gross"] = "-123456789012345678901234567.891"  # 30
+    (fixture / "expected.json").write_text(json.dumps(doc, indent=2) + "\n")
+    ledger = (fixture / "expected-ledger.csv").read_text()
+    (fixture / "expected-ledger.csv").write_text(
+        ledger.replace(",16.00\n", ",-123456789012345678901234567.891\n")
+    )
+    result = run_cli("test", fixture)
+    no_traceback(result)  # not a decimal.InvalidOperation, exit 3
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    for line in [
+        # 18.00 + 123456789012345678901234567.891 = 123456789012345678901234585.891
+        "gross -123456789012345678901234567.891 → 18.00 USD (+123456789012345678901234585.891)",
+        # 18.00 − 12345678901234567890123456.78 = −12345678901234567890123438.78
+        "net 12345678901234567890123456.78 → 18.00 USD (-12345678901234567890123438.78)",
+        # r1's one line: 16.00 + 123456789012345678901234567.891 = …583.891
+        "run r1 net -123456789012345678901234567.891 → 16.00 USD"
+        " (+123456789012345678901234583.891)",
+        "charge amount -123456789012345678901234567.891 → 16.00 USD"
+        " (+123456789012345678901234583.891)",
+    ]:
+        assert line in said, line

@@ -16,6 +16,7 @@ nw
 
 from __future__ import annotations
 
+import decimal
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from contractlang.diagnostics import printable
+from contractlang.lang.numbers import EXACT
 from contractlang.render.layout import wrap
 
 __all__ = ["Change", "change_lines", "diff_documents", "diff_ledgers", "figures_moved"]
@@ -317,14 +319,39 @@ def _is_number(v: Any) -> bool:
 
 
 def _delta(a: Any, b: Any) -> str | None:
-    """``b − a`` with its sign, at the places of the more precise of the two; None unless
-    both are numbers."""
+    """``b − a`` with its sign, at the places of the more precise of the two (as an exact
+    difference has them), exactly however many digits they have; None unless both are
+    numbers.
+
+    >>> _delta("12345678901234567890123456.78", "12345678901234567890123456.790")
+    '+0.010'
+    >>> _delta("-123456789012345678901234567.891", "18")
+    '+123456789012345678901234585.891'
+    """
     if not (_is_number(a) and _is_number(b)):
         return None
-    x, y = Decimal(str(a)), Decimal(str(b))
-    places = max(_places(str(a)), _places(str(b)))
-    d = (y - x).quantize(Decimal(1).scaleb(-places)) if places else y - x
-    return f"+{d}" if d > 0 else f"{d}" if d < 0 else f"±{d}"
+    x, y = str(a), str(b)
+    d = _exact([x, y]).subtract(Decimal(y), Decimal(x))
+    return f"+{d:f}" if d > 0 else f"{d:f}" if d < 0 else f"±{d:f}"
+
+
+def _exact(numbers: Sequence[str]) -> decimal.Context:
+    """A context in which the sum or difference of ``numbers`` (plain decimal text) is exact:
+    :data:`~contractlang.lang.numbers.EXACT`, widened for numbers of more digits than it
+    holds (an expected file may hold any). Python's default context keeps 28 digits: it
+    rounded a sum of 29-digit amounts, and raised on quantizing a difference of them.
+
+    >>> _exact(["1" * 300, "0.5"]).prec  # 300 whole digits, 1 place, 1 more for the carry
+    302
+    """
+    whole = max((len(n.lstrip("-").partition(".")[0]) for n in numbers), default=0)
+    places = max((_places(n) for n in numbers), default=0)
+    digits = whole + places + len(str(len(numbers)))  # a sum of n numbers: n ≤ 10^len(n)
+    if digits <= EXACT.prec:
+        return EXACT
+    wide = EXACT.copy()
+    wide.prec = digits
+    return wide
 
 
 def _places(text: str) -> int:
@@ -404,12 +431,17 @@ def _run_nets(
 
 
 def _nets(rows: Sequence[Mapping[str, str]]) -> dict[tuple[str, str], str]:
-    sums: dict[tuple[str, str], Decimal] = {}
+    """Each run's net: the exact sum of its lines' amounts."""
+    amounts: dict[tuple[str, str], list[str]] = {}
     for row in rows:
         key = (row.get("contract", ""), row.get("run_id", ""))
         amount = row.get("amount", "")
-        sums[key] = sums.get(key, Decimal(0)) + (Decimal(amount) if _is_number(amount) else 0)
-    return {k: str(v) for k, v in sums.items()}
+        amounts.setdefault(key, []).extend([amount] if _is_number(amount) else [])
+    nets = {}
+    for key, terms in amounts.items():
+        with decimal.localcontext(_exact(terms)):
+            nets[key] = f"{sum((Decimal(t) for t in terms), Decimal(0)):f}"
+    return nets
 
 
 def _keyed(rows: Sequence[Mapping[str, str]]) -> dict[_LedgerKey, Mapping[str, str]]:
