@@ -310,6 +310,73 @@ def test_an_expectation_that_cannot_be_read_is_f009_and_update_writes_it_anew(
     assert code == 0
 
 
+COLUMNS = "contract,run_id,alloc_id,kind,term,line,month,date,quantity_gpu_hours,amount"
+LISTED = ", ".join(f"`{c}`" for c in COLUMNS.split(","))
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        (COLUMNS.removesuffix(",amount"), "`amount` is missing"),
+        (
+            COLUMNS.replace("amount", "amount_usd"),
+            "`amount` is missing; `amount_usd` is not a ledger column",
+        ),
+        (COLUMNS + ",note", "`note` is not a ledger column"),
+        (COLUMNS.replace("term", "line"), "`term` is missing; `line` is named twice"),
+        (COLUMNS.replace("quantity_gpu_hours,amount", "amount,quantity_gpu_hours"), None),
+    ],
+    ids=["missing", "renamed", "extra", "twice", "reordered"],
+)
+def test_an_expected_ledger_without_the_ledgers_columns_is_f009_naming_them(
+    fixture: Path, header: str, said: str | None
+) -> None:
+    ledger = fixture / "expected-ledger.csv"
+    lines = ledger.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == COLUMNS
+    rows = [dict(zip(COLUMNS.split(","), line.split(","), strict=True)) for line in lines[1:]]
+    columns = header.split(",")
+    body = [",".join(row.get(c, "x") for c in columns) for row in rows]
+    ledger.write_text("\n".join([header, *body]) + "\n", encoding="utf-8")
+    code, out = run("test", fixture)
+    if said is None:  # the same columns in another order: the same ledger
+        assert code == 0, out
+        return
+    assert code == 2
+    assert f"BROKEN  {fixture.as_posix()}" in out
+    flat = " ".join(out.split())
+    error = f"error[F009]: the expected output `{ledger}` does not have the ledger's columns:"
+    assert f"{ledger.as_posix()}:1:1: {error} {said}" in flat
+    assert f"a ledger's columns are {LISTED}" in flat
+    assert "to write the expected output anew" in out
+    code, _ = run("test", "--update", fixture)
+    assert code == 0
+    assert ledger.read_text(encoding="utf-8").splitlines()[0] == COLUMNS
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("", "1:1: error[F009]: {} does not have the ledger's columns: it has no header"),
+        (
+            COLUMNS + "\nc,r1,r1-a1,charge,t,3,2025-01,2025-01-01,8.000000,16.00,oops\n",
+            "2:1: error[F009]: {} has a row of 11 fields under its 10 columns",
+        ),
+        (COLUMNS + "\nc,r1\n", "2:1: error[F009]: {} has a row of 2 fields under its 10 columns"),
+    ],
+    ids=["empty", "a row too long", "a row too short"],
+)
+def test_an_expected_ledger_whose_rows_do_not_fit_its_columns_is_f009(
+    fixture: Path, text: str, said: str
+) -> None:
+    ledger = fixture / "expected-ledger.csv"
+    ledger.write_text(text, encoding="utf-8")
+    code, out = run("test", fixture)
+    assert code == 2  # not a failure with empty diff lines, nor a crash
+    said = said.format(f"the expected output `{ledger}`")
+    assert f"{ledger.as_posix()}:{said}" in " ".join(out.split())
+
+
 def test_paths_that_hold_no_fixture_are_f008(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
