@@ -1,18 +1,27 @@
 """`trace generate` of many runs: in batches, never the whole trace in memory, one valid trace
-in any format; up to a batch, the same bytes as before."""
+in any format; up to a batch, the same bytes as before; stopped at once by Ctrl-C, SIGTERM or
+SIGHUP, leaving no file behind."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from types import FrameType
 
 import polars as pl
 import pytest
 from support.cli import no_traceback, run
 
 from contractlang.trace import generate as gen
-from contractlang.trace import load_trace
-from contractlang.trace.generate import generate_batches, generate_trace, write_trace
+from contractlang.trace import load_trace, sink
+from contractlang.trace.generate import generate_batches, generate_trace, write_batches, write_trace
 
 
 def test_up_to_a_batch_the_trace_is_the_same_bytes(tmp_path: Path) -> None:
@@ -79,3 +88,119 @@ def test_one_run_is_said_in_the_singular(tmp_path: Path) -> None:
     result = run("trace", "generate", "--runs", "1", "--seed", "3", "--out", tmp_path / "o.csv")
     assert result.exit_code == 0, result.output
     assert " (1 run, " in result.output
+
+
+def test_a_failed_write_says_the_systems_reason(tmp_path: Path) -> None:
+    for suffix in (".parquet", ".csv"):
+        full = tmp_path / f"full{suffix}"
+        full.symlink_to("/dev/full")  # a device: written directly, every write refused
+        result = run("trace", "generate", "--runs", "30", "--out", full)
+        no_traceback(result)
+        assert result.exit_code == 2
+        assert f"error[E501]: cannot write `{full}`: no space left on device" in result.stderr
+
+
+# --------------------------------------------------------------------------- signals
+
+
+class Stop(Exception):
+    """What the test's signal handler raises (as the command line's raises ``Interrupted``)."""
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_stopped_write_writes_nothing_more_and_says_it_is_still_at_work(
+    tmp_path: Path, suffix: str
+) -> None:
+    release = threading.Event()
+    made: list[int] = []
+
+    def batches() -> Iterator[pl.DataFrame]:
+        yield generate_trace(2, seed=1)
+        made.append(1)
+        release.wait(20)  # the next batch takes long to make
+        yield generate_trace(2, seed=2)
+        made.append(2)
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise Stop
+
+    out = tmp_path / f"t{suffix}"
+    previous = signal.signal(signal.SIGUSR1, stop)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGUSR1))
+    try:
+        began = time.monotonic()
+        timer.start()
+        with pytest.raises(Stop):
+            write_batches(batches(), out)
+        took = time.monotonic() - began
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, previous)
+    assert took < 0.5 + sink.GRACE_SECONDS + 1.0  # not after the batch being made
+    assert made == [1]
+    assert sink.stopped_writes_running()  # the second batch is still being made
+    written = out.stat().st_size
+    release.set()
+    deadline = time.monotonic() + 20
+    while sink.stopped_writes_running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not sink.stopped_writes_running()
+    assert made == [1]  # the batch made after the stop was never asked for (or written)
+    assert out.stat().st_size == written  # no byte reached the file after the stop
+
+
+def _generate_then(tmp_path: Path, signum: int, *, written: bool = False) -> float:
+    """Start ``trace generate`` of 200,000 runs (a minute or more here), send ``signum`` once
+    its temporary file is there (with ``written``: once the first batch's bytes are in it),
+    and return how long the command took to exit after the signal; it must exit 130, and
+    leave neither the temporary file nor the trace."""
+    out = tmp_path / "x.parquet"
+    command = ["trace", "generate", "--runs", "200000", "--out", str(out)]
+    with subprocess.Popen(
+        [sys.executable, "-m", "contractlang", *command],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as child:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and child.poll() is None:
+            temporary = list(tmp_path.glob(".x.parquet.*.tmp"))
+            if temporary and (not written or temporary[0].stat().st_size > 0):
+                break
+            time.sleep(0.05)
+        assert child.poll() is None, child.communicate()[1]
+        time.sleep(0.5)  # well inside the first batch, or its write
+        sent = time.monotonic()
+        child.send_signal(signum)
+        try:
+            _, stderr = child.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            pytest.fail(f"{signal.Signals(signum).name} did not stop the command within 5 s")
+        took = time.monotonic() - sent
+        code = child.returncode
+    assert code == 130, stderr  # not -6: the process did not abort on its way out
+    assert "Traceback" not in stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    time.sleep(1.0)  # and nothing appears after: no writer is left to make the file again
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    return took
+
+
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"]
+)
+def test_a_signal_stops_a_streamed_write_within_seconds_and_leaves_no_file(
+    tmp_path: Path, signum: int
+) -> None:
+    # SIGTERM and SIGHUP waited until the whole file was written (a minute and more); Ctrl-C
+    # stopped at once but left the temporary file, its writer writing after the unlink
+    assert _generate_then(tmp_path, signum) < 5
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_write_of_a_batch_and_removes_what_it_wrote(tmp_path: Path) -> None:
+    # a supervisor's SIGTERM while the first batch's bytes are being written (its SIGKILL
+    # after a grace would have left the temporary file, a hundred MB at the end)
+    assert _generate_then(tmp_path, signal.SIGTERM, written=True) < 5

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import IO, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -30,7 +31,7 @@ import polars as pl
 
 from contractlang.lang.frames import TIMESTAMP
 from contractlang.trace.schema import EVENTS
-from contractlang.trace.sink import sink_batches
+from contractlang.trace.sink import Output, Stopped, sink_batches, write_in_thread
 
 I64 = npt.NDArray[np.int64]
 Bool = npt.NDArray[np.bool_]
@@ -129,7 +130,9 @@ def write_batches(
 ) -> tuple[int, int]:
     """Write the batches (each with the columns of :data:`GENERATED_SCHEMA`) as one trace, as
     :func:`write_trace` does: Parquet streamed batch by batch into the one file, CSV and
-    NDJSON appended; the events and the allocations written."""
+    NDJSON appended; the events and the allocations written. The batches are made and
+    written in a thread of their own, which a signal stops at once
+    (:func:`~contractlang.trace.sink.write_in_thread`)."""
     p = Path(path)
     ext = kind or p.suffix.lower()
     if ext not in (".parquet", ".pq", ".csv", ".ndjson", ".jsonl"):
@@ -144,16 +147,29 @@ def write_batches(
 
     if ext in (".parquet", ".pq"):
         events = sink_batches(p, GENERATED_SCHEMA, counted)
-        return events, allocations
-    events = 0
-    with p.open("wb") as out:
-        for k, batch in enumerate(counted()):
-            events += batch.height
-            if ext == ".csv":
-                batch.write_csv(out, include_header=k == 0)
-            else:
-                batch.write_ndjson(out)
+    else:
+        events = write_in_thread(p, lambda out: _append(counted(), out, ext))
     return events, allocations
+
+
+def _append(batches: Iterable[pl.DataFrame], out: Output, ext: str) -> int:
+    """Write the batches one after another as CSV (one header) or NDJSON; the rows written.
+    A stopped write (:func:`~contractlang.trace.sink.write_in_thread`) asks for no more."""
+    events = 0
+    for k, batch in enumerate(batches):
+        if out.stopped:
+            raise Stopped("the write was stopped")
+        events += batch.height
+        target = cast("IO[bytes]", out)  # polars asks only write, flush and tell of it
+        try:
+            if ext == ".csv":
+                batch.write_csv(target, include_header=k == 0)
+            else:
+                batch.write_ndjson(target)
+        except Exception:
+            out.raise_error()
+            raise
+    return events
 
 
 def write_trace(df: pl.DataFrame, path: str | Path, *, kind: str | None = None) -> None:
