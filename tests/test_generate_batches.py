@@ -14,7 +14,10 @@ from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from types import FrameType
+from typing import cast
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 import pytest
 from support.cli import no_traceback, run
@@ -82,6 +85,92 @@ def test_a_start_that_puts_events_out_of_range_writes_nothing(tmp_path: Path, st
     assert result.exit_code == 2, result.output
     assert "outside the times a trace holds (1900-01-01 to 2199-12-31)" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_runs_that_could_pass_2199_are_e502_at_once_naming_the_flags(tmp_path: Path) -> None:
+    out = tmp_path / "t.parquet"
+    began = time.monotonic()
+    result = run("trace", "generate", "--runs", "200000", "--start", "2199-06-01T00:00Z")
+    took = time.monotonic() - began
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert took < 2  # not after generating a batch (45 s here)
+    # two batches: the second starts 90 days after 2199-06-01 and reaches at most 376 days
+    # 12:01:31.000001 further (75 + 3 + 30 × 7 + 29 × 3 days, 36 h, 90 s, 1 s, 1 µs): 466
+    # days after 2199-06-01 (213 days to 2199-12-31, 2200-01-01 is day 214, then 252 more:
+    # 2200-09-10), at 12:01:31
+    said = " ".join(result.stderr.split())
+    assert (
+        "error[E502]: `--runs 200000` from `--start 2199-06-01T00:00Z` could put generated "
+        "events as late as 2200-09-10T12:01:31Z, outside the times a trace holds (1900-01-01 "
+        "to 2199-12-31)"
+    ) in said
+    # 2200-01-01 − (466 days 12:01:31.000001) − 1 µs = 2198-09-21T11:58:28.999998, to the second
+    assert "give a `--start` no later than 2198-09-21T11:58:28Z, or fewer `--runs`" in said
+    assert "a run has at most 30 segments of at most 7 days" in said
+    assert not out.exists()
+    result = run("trace", "generate", "--runs", str(10**15))
+    assert result.exit_code == 2
+    assert "from the default `--start` could put generated events past the year 9999" in (
+        " ".join(result.stderr.split())
+    )
+
+
+def test_a_start_just_inside_the_bound_still_works(tmp_path: Path) -> None:
+    # 2200-01-01 − 376 days = 2198-12-21 (2199 has 365), − 12:01:31.000001 − 1 µs:
+    # 2198-12-20T11:58:28.999998 is the latest start; 11:58:29 is one too late
+    out = tmp_path / "t.parquet"
+    result = run(
+        "trace", "generate", "--runs", "5", "--start", "2198-12-20T11:58:28Z", "--out", out
+    )
+    assert result.exit_code == 0, result.output
+    assert load_trace(out).summary.runs == 5  # every event within the times a trace holds
+    late = tmp_path / "late.parquet"
+    result = run(
+        "trace", "generate", "--runs", "5", "--start", "2198-12-20T11:58:29Z", "--out", late
+    )
+    assert result.exit_code == 2
+    assert "as late as 2200-01-01T00:00:00Z" in result.stderr
+    assert not late.exists()
+
+
+class Extreme:
+    """A random generator whose every draw that sets a time is at its largest (a run's start
+    at the end of the span, the longest waits and runtimes, the most segments, the latest
+    teardowns and invoice lines); the other draws are a real generator's."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+
+    def random(self, size: int) -> npt.NDArray[np.float64]:
+        return np.full(size, 1 - 2.0**-53)  # the largest value below 1
+
+    def exponential(self, scale: float, size: int) -> npt.NDArray[np.float64]:
+        return np.full(size, 1e12)
+
+    def poisson(self, lam: float, size: int) -> npt.NDArray[np.int64]:
+        return np.full(size, 10**6, dtype=np.int64)
+
+    def normal(self, loc: float, scale: float, size: int) -> npt.NDArray[np.float64]:
+        return np.full(size, loc + 10 * scale)  # a runtime of e^17.9 s: past the week
+
+    def uniform(self, low: float, high: float, size: int) -> npt.NDArray[np.float64]:
+        return np.full(size, np.nextafter(float(high), -np.inf))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.rng, name)
+
+
+def test_the_bound_holds_and_is_reached_when_every_draw_is_at_its_extreme() -> None:
+    start = gen.DEFAULT_START
+    frame = gen._Gen(cast(np.random.Generator, Extreme(3)), 20, gen._epoch_us(start)).frame()
+    latest = frame["ts"].max()
+    # no credit (drawn below 0.2: never here), so the last event is a charge line, 1 µs
+    # before the bound: a run started 75 days in, 3 days + 1 s of first wait, 30 segments of
+    # 7 days with 29 waits of 3 days between, a node torn down 90 s after, charged 36 h later
+    assert latest == start + timedelta(days=75 + 3 + 30 * 7 + 29 * 3, hours=36, seconds=91)
+    assert latest == gen.latest_time(20, start) - timedelta(microseconds=1)
+    assert gen.BATCH_REACH == (376 * 86_400 + 12 * 3600 + 60 + 31) * 1_000_000 + 1
 
 
 def test_one_run_is_said_in_the_singular(tmp_path: Path) -> None:

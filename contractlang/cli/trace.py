@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -48,7 +49,22 @@ from contractlang.render.trace_summary import (
     valid_total,
 )
 from contractlang.trace import derive_facts, load_trace, summarize
-from contractlang.trace.generate import generate_batches, write_batches
+from contractlang.trace.generate import (
+    BATCH_DAYS,
+    BATCH_REACH,
+    BATCH_RUNS,
+    DAY,
+    DEFAULT_START,
+    HOUR,
+    MAX_INVOICE_DELAY,
+    MAX_RUNTIME,
+    MAX_SEGMENTS,
+    MAX_WAIT,
+    SPAN,
+    generate_batches,
+    latest_time,
+    write_batches,
+)
 from contractlang.trace.model import Trace
 from contractlang.trace.schema import TraceSummary
 
@@ -181,6 +197,7 @@ def register(app: typer.Typer) -> None:
             raise usage_error(
                 f"`--start {start}` is outside the times a trace holds ({TRACE_DAYS})"
             )
+        _within_range(runs, begin, start)
         counts: list[tuple[int, int]] = []
         kind = out_path.suffix.lower()
         with progress_status() as step:
@@ -188,7 +205,6 @@ def register(app: typer.Typer) -> None:
             def batches() -> Iterator[pl.DataFrame]:
                 done = 0
                 for batch in generate_batches(runs, seed, start=begin):
-                    _within_range(batch, start)
                     done += batch.get_column("run_id").n_unique()
                     step(f"generated {done:,} of {runs:,} runs")
                     yield batch
@@ -271,18 +287,40 @@ def _report(
         err.print(f"wrote the {what} to {path}", markup=False)
 
 
-def _within_range(batch: pl.DataFrame, start: str | None) -> None:
-    """E502 when ``--start`` puts generated events outside the times a trace may hold: the
-    trace would be written, and fail every command that reads it."""
-    if batch.height == 0:
+def _within_range(runs: int, begin: datetime | None, start: str | None) -> None:
+    """E502, before any work, when ``runs`` runs from ``--start`` could put generated events
+    after the last day a trace holds (a trace written so would fail every command that reads
+    it): the latest time is an upper bound from the generator's parameters
+    (:func:`contractlang.trace.generate.latest_time`), said in the help."""
+    if runs == 0:
         return
-    first, last = batch.select(first=pl.col("ts").min(), last=pl.col("ts").max()).row(0)
-    if first >= MIN_TS and last < MAX_TS:
+    latest = latest_time(runs, begin)
+    if latest is not None and latest < MAX_TS:
         return
-    outside = (first if first < MIN_TS else last).date().isoformat()  # 0001-01-17, not 1-01-17
+    given = f"`--start {start}`" if start is not None else "the default `--start`"
+    when = f"as late as {latest:%Y-%m-%dT%H:%M:%SZ}" if latest is not None else "past the year 9999"
+    fix = "fewer `--runs`"
+    if latest is not None:  # the latest start, to the second, whose events stay within
+        reach = latest - (begin or DEFAULT_START)
+        last = (MAX_TS - reach - timedelta(microseconds=1)).replace(microsecond=0)
+        if last >= MIN_TS:
+            fix = f"a `--start` no later than {last:%Y-%m-%dT%H:%M:%SZ}, or fewer `--runs`"
     raise usage_error(
-        f"`--start {start}` puts generated events at {outside}, outside the times a trace "
-        f"holds ({TRACE_DAYS})",
-        help="the runs of a generated trace span about 80 days from `--start` (90 more per "
-        "100,000 runs)",
+        f"`--runs {runs}` from {given} could put generated events {when}, outside the times "
+        f"a trace holds ({TRACE_DAYS})",
+        help=f"a batch of up to {BATCH_RUNS:,} runs spans at most {_span(BATCH_REACH)} from "
+        f"its start (runs start within {SPAN // DAY} days; a run has at most {MAX_SEGMENTS} "
+        f"segments of at most {MAX_RUNTIME // DAY} days, waits of at most "
+        f"{MAX_WAIT // DAY} days, invoice lines at most {MAX_INVOICE_DELAY // HOUR} hours "
+        f"after its end), and each further batch starts {BATCH_DAYS} days later; give {fix}",
     )
+
+
+def _span(us: int) -> str:
+    """Microseconds as days and a time of day: ``376 days 12:01:31``, the microseconds cut.
+
+    >>> _span(BATCH_REACH)
+    '376 days 12:01:31'
+    """
+    days, rest = divmod(us // 1_000_000, 86_400)
+    return f"{days} days {rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"

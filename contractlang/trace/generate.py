@@ -39,8 +39,38 @@ Bool = npt.NDArray[np.bool_]
 US = 1_000_000
 MINUTE = 60 * US
 HOUR = 3600 * US
+DAY = 24 * HOUR
 DEFAULT_START = datetime(2025, 1, 1, tzinfo=UTC)
-SPAN = 75 * 24 * HOUR  # run starts spread over this span
+SPAN = 75 * DAY  # run starts spread over this span
+
+#: The longest a run's life can be, so that :func:`latest_time` is a true bound: at most this
+#: many segments (1 + Poisson(5) passes 30 once in 3.5 × 10^13 runs), each running at most a
+#: week, and no wait (before the first segment, between two) longer than three days (an
+#: exponential wait of mean 2 hours passes it with probability e^-36, once in 4 × 10^15
+#: draws; of mean 20 or 10 minutes, never): limits that change no trace a seed gave before.
+#: An allocation not its segment's first node is released at most :data:`MAX_TEARDOWN`
+#: after it, and its invoice lines come at most :data:`MAX_INVOICE_DELAY` after its end (a
+#: credit 1 µs after the charge).
+MAX_SEGMENTS = 30
+MAX_RUNTIME = 7 * DAY
+MAX_WAIT = 3 * DAY
+MAX_TEARDOWN = 90 * US
+MAX_INVOICE_DELAY = 36 * HOUR
+#: The latest an event of one batch can fall after the batch's start, in microseconds
+#: (376 days 12:01:31.000001): a run starts within :data:`SPAN`; its first segment at most
+#: :data:`MAX_WAIT` and 1 s later; then its segments and the waits between them; a node's
+#: teardown; the invoice line, and its credit 1 µs after. A run's verdict comes at most 6
+#: hours after its end, before its last invoice line can.
+BATCH_REACH = (
+    SPAN
+    + MAX_WAIT
+    + US
+    + MAX_SEGMENTS * MAX_RUNTIME
+    + (MAX_SEGMENTS - 1) * MAX_WAIT
+    + MAX_TEARDOWN
+    + MAX_INVOICE_DELAY
+    + 1
+)
 
 SKUS = ("H100-80G", "A100-80G")
 ZONES = ("us-east-1a", "us-east-1b", "us-west-2a", "europe-west4-a")
@@ -123,6 +153,23 @@ def generate_batches(
             pl.concat_str(prefix, "run_id").alias("run_id"),
             pl.concat_str(prefix, "alloc_id").alias("alloc_id"),
         )
+
+
+def latest_time(runs: int, start: datetime | None = None) -> datetime | None:
+    """The latest time an event of :func:`generate_batches` of ``runs`` runs from ``start``
+    can have — an upper bound from the generator's parameters: :data:`BATCH_REACH` after the
+    start of the last batch — or None past the year 9999.
+
+    >>> latest_time(200_000, datetime(2199, 6, 1, tzinfo=UTC)).isoformat()
+    '2200-09-10T12:01:31.000001+00:00'
+    """
+    t0 = start or DEFAULT_START
+    batches = max(1, -(-runs // BATCH_RUNS))
+    reach = (batches - 1) * BATCH_DAYS * DAY + BATCH_REACH
+    last = datetime.max.replace(tzinfo=UTC) - t0.astimezone(UTC)
+    if reach > last // timedelta(microseconds=1):
+        return None
+    return t0 + timedelta(microseconds=reach)
 
 
 def write_batches(
@@ -208,6 +255,11 @@ def _exclusive_cumsum(values: I64, group_start: I64, counts: I64) -> I64:
     return total - np.repeat(total[group_start], counts)
 
 
+def _at_most(x: npt.NDArray[np.float64], limit_us: int) -> npt.NDArray[np.float64]:
+    """Float seconds, none above ``limit_us`` microseconds."""
+    return np.minimum(x, limit_us / US)
+
+
 def _half_up_div(num: I64, den: int) -> I64:
     """num / den rounded half away from zero, exactly, in integers."""
     q = (2 * np.abs(num) + den) // (2 * den)
@@ -232,14 +284,14 @@ class _Gen:
         self.sku = rng.choice(2, R, p=[0.6, 0.4]).astype(np.int64)
         self.gpus = rng.choice(np.array([8, 4, 1], dtype=np.int64), R, p=[0.85, 0.10, 0.05])
         self.nodes = rng.choice(np.array([1, 2, 4], dtype=np.int64), R, p=[0.65, 0.25, 0.10])
-        self.nseg = 1 + rng.poisson(5.0, R).astype(np.int64)
+        self.nseg = 1 + np.minimum(rng.poisson(5.0, R), MAX_SEGMENTS - 1).astype(np.int64)
         self.fate = rng.choice(3, R, p=[0.80, 0.08, 0.12]).astype(np.int64)  # ok/rejected/gone
         self.rate_milli = rng.integers(100, 1000, R, dtype=np.int64)  # steps per 1000 s
         self.ckpt_every = rng.choice(np.array([15, 30, 60], dtype=np.int64), R) * MINUTE
         self.job_alloc = rng.random(R) < 0.5  # job events name the allocation
         self.own_first = rng.random(R) < 0.3  # first nodes have their own requests
         self.run_t0 = self.t0 + _seconds(rng.random(R) * (SPAN / US))
-        self.first_wait = _seconds(rng.exponential(20 * 60, R)) + US
+        self.first_wait = _seconds(_at_most(rng.exponential(20 * 60, R), MAX_WAIT)) + US
 
     # ---- per segment
     def _segments(self) -> None:
@@ -257,7 +309,7 @@ class _Gen:
         self.seg_cap = np.where(spot, 0, 1).astype(np.int64)
         self.seg_zone = rng.integers(0, len(ZONES), S, dtype=np.int64)
         runtime = _seconds(np.exp(rng.normal(np.log(7200.0), 0.9, S)))
-        runtime = np.clip(runtime, 60 * US, 7 * 24 * HOUR)
+        runtime = np.clip(runtime, 60 * US, MAX_RUNTIME)
         u = rng.random(S)
         interrupted = np.where(spot, np.where(u < 0.85, RECL, FAIL), np.where(u < 0.4, FAIL, REL))
         gave_up = (self.fate[run] == 2) & (rng.random(S) < 0.5)
@@ -265,7 +317,7 @@ class _Gen:
         self.seg_reason = np.where(last, final, interrupted).astype(np.int64)
         long_wait = rng.random(S) < 0.1
         wait = np.where(long_wait, rng.exponential(2 * 3600, S), rng.exponential(10 * 60, S))
-        self.seg_wait = _seconds(wait)
+        self.seg_wait = _seconds(_at_most(wait, MAX_WAIT))
         restore = np.where(idx == 0, rng.uniform(30, 120, S), rng.uniform(60, 300, S))
         self.seg_restore = _seconds(restore)
         span = runtime + self.seg_wait
@@ -304,7 +356,7 @@ class _Gen:
         self.alloc_n = np.arange(A, dtype=np.int64) - run_alloc0[run] + 1
         stagger = np.where(node == 0, 0, _seconds(rng.uniform(1, 20, A)))
         self.alloc_start = self.seg_start[seg] + stagger
-        teardown = _seconds(rng.uniform(1, 90, A))
+        teardown = _seconds(rng.uniform(1, MAX_TEARDOWN / US, A))
         self.alloc_end = np.where(node == 0, self.seg_end[seg], self.seg_end[seg] + teardown)
         self.alloc_reason = np.where(node == 0, self.seg_reason[seg], REL)
         self.seg_alloc0 = seg_alloc0  # global index of each segment's first allocation
@@ -435,7 +487,7 @@ class _Gen:
         od = np.array(ON_DEMAND_CENTS, dtype=np.int64)[self.sku[run]]
         cents = np.where(spot, self.seg_price[seg], od)
         amount = _half_up_div(qty * cents, US)
-        charge_ts = self.alloc_end + _seconds(rng.uniform(3600, 36 * 3600, A))
+        charge_ts = self.alloc_end + _seconds(rng.uniform(3600, MAX_INVOICE_DELAY / US, A))
         self._add(charge_ts, run, alloc_all, _EV["charge"], quantity=qty, amount=amount)
         credited = (self.alloc_reason == RECL) & (rng.random(A) < 0.2)
         self._add(
