@@ -238,6 +238,26 @@ def test_a_stopped_write_writes_nothing_more_and_says_it_is_still_at_work(
     assert out.stat().st_size == written  # no byte reached the file after the stop
 
 
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_failed_write_is_raised_once_no_batch_is_being_made(tmp_path: Path, suffix: str) -> None:
+    # a failure has no hurry: the write leaves no thread at work behind it (whose polars
+    # call would abort the interpreter's teardown), so the command exits 2 as usual
+    release = threading.Timer(2 * sink.GRACE_SECONDS, lambda: None)
+
+    def batches() -> Iterator[pl.DataFrame]:
+        yield generate_trace(2, seed=1)
+        release.join(10)  # the next batch takes longer to make than a signal is given
+        yield generate_trace(2, seed=2)
+
+    full = tmp_path / f"full{suffix}"
+    full.symlink_to("/dev/full")
+    release.start()
+    with pytest.raises(OSError, match="No space left on device") as failed:
+        write_batches(batches(), full)
+    assert failed.value.strerror == "No space left on device"  # the system's, not polars'
+    assert not sink.stopped_writes_running()
+
+
 def _generate_then(tmp_path: Path, signum: int, *, written: bool = False) -> float:
     """Start ``trace generate`` of 200,000 runs (a minute or more here), send ``signum`` once
     its temporary file is there (with ``written``: once the first batch's bytes are in it),

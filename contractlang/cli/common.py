@@ -13,8 +13,8 @@ wherever it happens — in a command, or in typer writing its help or a usage er
 command runs (:func:`stream_failed`). Standard error that cannot be written (a full disk,
 ``2>/dev/full``) is exit 2: its ``E501`` is attempted, though it can seldom be read.
 SIGTERM and SIGHUP stop a command the way Ctrl-C does (:func:`stop_on_signals`): files being
-written are cleaned up, exit 130 — at once (``os._exit``) when a streamed polars write stopped
-by the signal is still at work in its thread (:func:`_exit_at_once_if_still_writing`).
+written are cleaned up, exit 130 — at once (``os._exit``) when a streamed polars write the
+signal stopped is still at work in its thread (:func:`_exit_at_once_if_still_writing`).
 """
 
 from __future__ import annotations
@@ -298,7 +298,7 @@ def guarded(fmt_param: str | None = "fmt") -> Callable[[Callable[P, R]], Callabl
                 _silence_stdout()
                 exit_with(ExitCode.OK)
             except KeyboardInterrupt:
-                _exit_at_once_if_still_writing()
+                _exit_at_once_if_still_writing(INTERRUPTED)
                 raise
             except (typer.Exit, typer.Abort, StreamFailed):
                 raise  # StreamFailed: standard error failed, handled by the entry point
@@ -329,13 +329,13 @@ def guarded(fmt_param: str | None = "fmt") -> Callable[[Callable[P, R]], Callabl
     return deco
 
 
-def _exit_at_once_if_still_writing() -> None:
-    """A command stopped (Ctrl-C, SIGTERM, SIGHUP) while a streamed write of polars was still
-    running in its thread — its file shut and removed, but the thread inside a long polars
-    call (:func:`contractlang.trace.sink.stopped_writes_running`) — exits 130 at once, its
-    standard streams flushed, without tearing the interpreter down under that thread (which
-    aborts the process). The module is looked up, not imported: a command that never
-    streamed a write has not loaded it (nor polars)."""
+def _exit_at_once_if_still_writing(code: int) -> None:
+    """Exit with ``code`` at once, standard streams flushed, when a streamed polars write a
+    signal stopped is still at work in another thread
+    (:func:`contractlang.trace.sink.stopped_writes_running`): its file is shut and removed,
+    but tearing the interpreter down under that thread would abort the process. The module
+    is looked up, not imported: a command that never streamed a write has not loaded it (nor
+    polars)."""
     sink = sys.modules.get("contractlang.trace.sink")
     if sink is None or not sink.stopped_writes_running():
         return
@@ -345,7 +345,7 @@ def _exit_at_once_if_still_writing() -> None:
                 stream.flush()
         except (OSError, ValueError, StreamFailed):
             pass
-    os._exit(INTERRUPTED)
+    os._exit(int(code))
 
 
 def _internal(exc: BaseException) -> NoReturn:

@@ -159,7 +159,8 @@ def write_in_thread(path: Path, write: Callable[[Output], T]) -> T:
     (a ``write`` that checks :attr:`Output.stopped` between its steps ends sooner) and is
     raised: the caller may remove the file, which nothing writes any more. A write still at
     work then (a polars call of its thread, or of the batches', not done) makes
-    :func:`stopped_writes_running` true.
+    :func:`stopped_writes_running` true. When ``write`` fails, its exception is raised once
+    nothing works for the output any more (a batch being made is finished first).
 
     The calling thread waits on an event, not ``Thread.join``: Python 3.11 takes a join
     interrupted by a signal for the thread's end."""
@@ -180,25 +181,28 @@ def write_in_thread(path: Path, write: Callable[[Output], T]) -> T:
         worker.start()
         while not output.finished.wait(WAKE_SECONDS):
             pass
-        if failure:
-            raise failure[0]
     except BaseException:
-        _stop(output)
+        _stop(output, GRACE_SECONDS)
         raise
+    if failure:  # no hurry on a failure: the batch being made, if one is, ends first
+        interrupted = not isinstance(failure[0], Exception)  # Ctrl-C, seen by polars first
+        _stop(output, GRACE_SECONDS if interrupted else None)
+        raise failure[0]
     output.close()
     return result[0]
 
 
-#: The outputs of the writes stopped by an exception (a signal's, or their own).
+#: The outputs of the writes stopped by an exception.
 _STOPPED: list[Output] = []
 
 
-def _stop(output: Output) -> None:
+def _stop(output: Output, grace: float | None) -> None:
+    """Shut ``output`` and wait until nothing works for it any more, or ``grace`` seconds."""
     _STOPPED.append(output)
     output.shut()
-    deadline = time.monotonic() + GRACE_SECONDS
+    deadline = time.monotonic() + (grace if grace is not None else float("inf"))
     while output.running and time.monotonic() < deadline:
-        output.finished.wait(WAKE_SECONDS)
+        time.sleep(WAKE_SECONDS)
 
 
 def stopped_writes_running() -> bool:
