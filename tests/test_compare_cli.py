@@ -133,6 +133,12 @@ def test_csv_has_a_row_per_contract_and_figure(compared_json: dict) -> None:  # 
     req = [r for r in rows if r["section"] == "budget:fy27-pretraining"]
     assert len(req) == 5 * 4
     assert {r["verdict"] for r in req} == {"met", "not met"}
+    # a requirement that starts with `-` is text a spreadsheet would run: escaped; a negative
+    # figure is a number: as it is
+    spend = {r["figure"] for r in rows if r["section"] == "budget:fy27-spend"}
+    assert "'-sum(credits) / sum(gross) <= 10%" in spend
+    credits = [r["value"] for r in rows if (r["section"], r["figure"]) == ("totals", "credits")]
+    assert any(v.startswith("-") for v in credits)
 
 
 @pytest.mark.parametrize("width", [60, 80, 120])

@@ -81,6 +81,9 @@ def test_out_writes_every_comparison_for_a_dispute(files: Path) -> None:
     assert table.height == 14
     row = table.filter(pl.col("alloc_id") == "r2-a1").row(0, named=True)
     assert (row["status"], row["difference"]) == ("over_billed", "0.50")
+    # a negative amount is a number: written as it is, not escaped for a spreadsheet
+    row = table.filter(pl.col("alloc_id") == "r3-a1").row(0, named=True)
+    assert (row["status"], row["difference"]) == ("under_billed", "-0.13")
     assert table.columns[:3] == ["contract", "run_id", "alloc_id"]
 
 

@@ -39,7 +39,7 @@ from contractlang.cli.report import Report
 from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
 from contractlang.reconcile import reconcile
-from contractlang.render.reconcile_json import dispute_table, render_json
+from contractlang.render.reconcile_json import DISPUTE_NUMBERS, dispute_table, render_json
 from contractlang.render.reconcile_report import render_reconcile_report
 from contractlang.render.reconcile_text import render_reconciliation
 from contractlang.render.report import REPORT_SUFFIXES
@@ -129,7 +129,7 @@ def register(app: typer.Typer) -> None:
                     )
             if out_path is not None:
                 step("writing the comparisons")
-                write_table(dispute_table(result), out_path)
+                write_table(dispute_table(result), out_path, DISPUTE_NUMBERS)
             if report is not None:
                 step("writing the report")
                 text = render_reconcile_report(result, report)

@@ -1,8 +1,12 @@
 """Frames written as files: tables (Parquet or CSV) and traces (by extension), each through
-:func:`~contractlang.cli.files.write_file` — atomically, every failure E501."""
+:func:`~contractlang.cli.files.write_file` — atomically, every failure E501. Tables are for
+people: as CSV, a text cell a spreadsheet would run as a formula is escaped
+(:func:`~contractlang.render.tables.spreadsheet_safe`). Traces are read back by contractlang:
+their values are written exactly as they are."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 import polars as pl
@@ -10,14 +14,17 @@ import polars as pl
 from contractlang.cli.common import write_error
 from contractlang.cli.files import write_file
 from contractlang.cli.inputs import usage_error
+from contractlang.render.tables import spreadsheet_safe
 from contractlang.trace.generate import write_trace
 
 POLARS_FAILURES: tuple[type[Exception], ...] = (pl.exceptions.PolarsError,)
 
 
-def write_table(frame: pl.DataFrame, path: Path) -> None:
+def write_table(frame: pl.DataFrame, path: Path, numbers: Collection[str] = ()) -> None:
     """Write Parquet or CSV by extension (atomically, :func:`write_file`). CSV holds no
-    records or lists: a column of them is E501 before anything is written."""
+    records or lists: a column of them is E501 before anything is written. A CSV table's text
+    cells are made safe to open in a spreadsheet (``numbers``: the text columns holding
+    numbers, whose number cells are kept as they are; :func:`spreadsheet_safe`)."""
     if path.suffix.lower() == ".csv":
         nested = [c for c, t in frame.schema.items() if t.is_nested()]
         if nested:
@@ -26,7 +33,7 @@ def write_table(frame: pl.DataFrame, path: Path) -> None:
                 f"CSV cannot hold column `{nested[0]}`, which holds records or lists; "
                 "write Parquet (`.parquet`) instead",
             )
-        write_file(path, frame.write_csv, POLARS_FAILURES)
+        write_file(path, spreadsheet_safe(frame, numbers).write_csv, POLARS_FAILURES)
     else:
         write_file(path, frame.write_parquet, POLARS_FAILURES)
 

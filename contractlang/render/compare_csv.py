@@ -15,8 +15,12 @@ import polars as pl
 
 from contractlang.compare.model import Comparison
 from contractlang.render.compare_json import comparison_to_json
+from contractlang.render.tables import spreadsheet_safe
 
 COLUMNS = ("contract", "rank", "section", "figure", "value", "delta", "verdict")
+#: The columns of numbers written as text (``value`` holds an error's message on an ``error``
+#: row): their number cells are never escaped for a spreadsheet, a signed delta included.
+NUMBERS = ("rank", "value", "delta")
 
 
 def _text(v: Any) -> str | None:
@@ -65,5 +69,8 @@ def _figures(entry: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 
 def render_compare_csv(cmp: Comparison) -> str:
+    """The CSV document, safe to open in a spreadsheet: a text cell that would start a formula
+    (a contract named ``=x``, a requirement ``-sum(credits) …``) is written after a ``'``
+    (:func:`~contractlang.render.tables.spreadsheet_safe`)."""
     frame = pl.DataFrame(compare_rows(cmp), schema=dict.fromkeys(COLUMNS, pl.String), orient="row")
-    return frame.write_csv()
+    return spreadsheet_safe(frame, NUMBERS).write_csv()

@@ -192,6 +192,9 @@ DISPUTE_COLUMNS = [
     "reasons",
     "invoice_rows",
 ]
+#: The dispute table's amounts, exact decimal text: kept as they are in a CSV file, a negative
+#: difference included, where its text cells are escaped for a spreadsheet.
+DISPUTE_NUMBERS = ("expected", "invoiced", "difference")
 
 
 def dispute_table(r: Reconciliation) -> pl.DataFrame:
