@@ -12,6 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -332,3 +333,138 @@ def test_evaluate_prints_plain_digits_at_any_precision(tmp_path: Path, precision
         # the SHA-256 digests naming the inputs are hex (`…9e5…`), not numbers
         numbers = re.sub(r"\b[0-9a-f]{64}\b", "<sha256>", result.stdout)
         assert not re.search(r"\d[eE][+-]?\d", numbers), result.stdout
+
+
+# --------------------------------------------------------------------------- unreadable numbers
+
+#: A valid trace of three rows, as text: row 1 starts an allocation (`gpus`, `price`), row 2
+#: ends it (`step`), row 3 is its invoice line (`quantity`, `amount`).
+ROWS: list[dict[str, str]] = [
+    {"run_id": "r1", "alloc_id": "a1", "ts": "2025-03-03T09:00:00Z", "source": "scheduler",
+     "event": "started", "gpus": "8", "price": "2.10"},
+    {"run_id": "r1", "alloc_id": "a1", "ts": "2025-03-03T10:00:00Z", "source": "scheduler",
+     "event": "released", "step": "100"},
+    {"run_id": "r1", "alloc_id": "a1", "ts": "2025-03-03T10:00:00Z", "source": "invoice",
+     "event": "charge", "quantity": "8", "amount": "16.80"},
+]  # fmt: skip
+HEADER = ["run_id", "alloc_id", "ts", "source", "event", "gpus", "price", "step", "quantity",
+          "amount"]  # fmt: skip
+ROW_OF = {"gpus": 1, "price": 1, "step": 2, "quantity": 3, "amount": 3}
+DIGITS = "5" * 5000  # more digits than Python converts to an int (4,300)
+SHOWN = "55555555555555555555… (5,000 characters)"
+
+
+def text_trace(path: Path, column: str, value: str, *, raw: bool = False) -> Path:
+    """The trace with ``value`` in ``column`` of its row: CSV, or NDJSON (a JSON string, or
+    with ``raw`` the text written as it is, a JSON number)."""
+    rows = [dict(r) for r in ROWS]
+    rows[ROW_OF[column] - 1][column] = value
+    if path.suffix == ".csv":
+        lines = [",".join(HEADER), *(",".join(r.get(h, "") for h in HEADER) for r in rows)]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
+    out = []
+    for r in rows:
+        fields = [
+            f'"{k}": {v}' if raw and k == column and v == value else f'"{k}": {json.dumps(v)}'
+            for k, v in r.items()
+        ]
+        out.append("{" + ", ".join(fields) + "}")
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return path
+
+
+def parquet_trace(path: Path, column: str, series: pl.Series) -> Path:
+    """The trace with ``column`` the Parquet column ``series`` (nulls but on its row)."""
+    values = [None] * len(ROWS)
+    values[ROW_OF[column] - 1] = series[0]
+    text = pl.DataFrame(
+        [{h: r.get(h) for h in HEADER} for r in ROWS], schema=dict.fromkeys(HEADER, pl.String)
+    )
+    text.with_columns(pl.Series(column, values, dtype=series.dtype)).write_parquet(path)
+    return path
+
+
+MAX_38 = 10**38 - 1  # 38 nines: the most a Parquet Decimal(38, 0) holds
+#: (file, column, value, how it is written, the message's end): every number no reader holds
+UNREADABLE = [
+    ("csv", "price", "1e1000000", "text", "`price` value `1e1000000` is too large"),
+    ("csv", "price", "-1e1000000", "text", "`price` value `-1e1000000` is too large"),
+    ("csv", "price", "1e-1000000", "text", "value `1e-1000000` has more than 18 decimal places"),
+    ("csv", "price", "NaN", "text", "`price` value `NaN` is not a number"),
+    ("csv", "price", "Infinity", "text", "`price` value `Infinity` is not a number"),
+    ("csv", "price", "sNaN", "text", "`price` value `sNaN` is not a number"),
+    ("csv", "price", "123456789012345678901", "text", "value `123456789012345678901` is too large"),
+    ("csv", "amount", "1e1000000", "text", "`amount` value `1e1000000` is too large"),
+    ("csv", "quantity", "-1e1000000", "text", "`quantity` value `-1e1000000` is too large"),
+    ("csv", "gpus", DIGITS, "text", f"`gpus` value `{SHOWN}` is too large"),
+    ("csv", "step", DIGITS, "text", f"`step` value `{SHOWN}` is too large"),
+    ("csv", "step", "9223372036854775808", "text", "value `9223372036854775808` is too large"),
+    ("ndjson", "price", "1e1000000", "text", "`price` value `1e1000000` is too large"),
+    ("ndjson", "amount", DIGITS, "text", f"`amount` value `{SHOWN}` is too large"),
+    ("ndjson", "price", "1e1000000", "raw", "`price` value `1e1000000` is too large"),
+    ("ndjson", "price", "-1e1000000", "raw", "`price` value `-1e1000000` is too large"),
+    ("ndjson", "price", "1e-1000000", "raw", "value `1e-1000000` has more than 18 decimal places"),
+    ("ndjson", "price", "NaN", "raw", "`price` value `NaN` is not a number"),
+    ("ndjson", "quantity", "Infinity", "raw", "`quantity` value `Infinity` is not a number"),
+    ("ndjson", "gpus", DIGITS, "raw", f"`gpus` value `{SHOWN}` is too large"),
+    ("ndjson", "step", "1" * 40, "raw", f"`step` value `{'1' * 40}` is too large"),
+    ("parquet", "price", pl.Series([Decimal(MAX_38)], dtype=pl.Decimal(38, 0)), "typed",
+     f"`price` value `{MAX_38}` is too large"),
+    ("parquet", "amount", pl.Series([Decimal(-MAX_38)], dtype=pl.Decimal(38, 0)), "typed",
+     f"`amount` value `-{MAX_38}` is too large"),
+    ("parquet", "price", pl.Series([float("inf")]), "typed", "`price` value `inf` is not a number"),
+    ("parquet", "price", pl.Series([float("nan")]), "typed", "`price` value `NaN` is not a number"),
+    ("parquet", "price", pl.Series([1e300]), "typed", "`price` value `1e+300` is too large"),
+    ("parquet", "gpus", pl.Series([2**64 - 1], dtype=pl.UInt64), "typed",
+     "`gpus` value `18446744073709551615` is too large"),
+    ("parquet", "step", pl.Series([2**64 - 1], dtype=pl.UInt64), "typed",
+     "`step` value `18446744073709551615` is too large"),
+    ("parquet", "gpus", pl.Series([float("nan")]), "typed",
+     "`gpus` value `NaN` is not a whole number"),
+    ("parquet", "step", pl.Series([1e300]), "typed", "`step` value `1e+300` is too large"),
+]  # fmt: skip
+
+
+def unreadable_trace(tmp_path: Path, kind: str, column: str, value: Any, how: str) -> Path:
+    path = tmp_path / f"t.{kind}"
+    if kind == "parquet":
+        return parquet_trace(path, column, value)
+    return text_trace(path, column, value, raw=how == "raw")
+
+
+def test_the_trace_those_numbers_go_in_is_valid(tmp_path: Path) -> None:
+    for kind in ("csv", "ndjson"):
+        result = run("trace", "validate", text_trace(tmp_path / f"t.{kind}", "price", "2.10"))
+        assert result.exit_code == 0, result.output
+    path = parquet_trace(tmp_path / "t.parquet", "price", pl.Series([Decimal("2.10")]))
+    assert run("trace", "validate", path).exit_code == 0
+
+
+@pytest.mark.parametrize("command", ["validate", "evaluate", "reconcile"])
+@pytest.mark.parametrize(
+    ("kind", "column", "value", "how", "message"),
+    UNREADABLE,
+    ids=[
+        f"{k}-{c}-{v.dtype if isinstance(v, pl.Series) else v[:12]}" for k, c, v, _, _ in UNREADABLE
+    ],
+)
+def test_a_number_no_reader_holds_is_an_error_on_its_row(
+    tmp_path: Path, command: str, kind: str, column: str, value: Any, how: str, message: str
+) -> None:
+    """`decimal.Overflow` (`1e1000000`), Python's limit on the digits of an int (5,000), a
+    JSON number beyond a double, an unsigned 64-bit value: each was exit 3, or a value
+    silently missing (a `step` of 2⁶⁴ − 1 read as none)."""
+    trace = unreadable_trace(tmp_path, kind, column, value, how)
+    spot = tmp_path / "c.spot"
+    spot.write_text(CONTRACT)
+    args = {
+        "validate": ("trace", "validate", trace),
+        "evaluate": ("evaluate", spot, trace),
+        "reconcile": ("reconcile", spot, trace),
+    }[command]
+    result = run(*args)
+    assert "Traceback" not in result.output
+    assert result.exit_code == 2, result.output
+    assert f"{trace}: row {ROW_OF[column]}: error[T002]: " in result.stderr
+    assert message in result.stderr

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 
 import polars as pl
 
@@ -23,7 +22,11 @@ _INT_RE = r"^[+-]?\d+$"
 _DEC_RE = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
 _PLAIN_DEC_RE = r"^[+-]?(?:\d+\.?\d*|\.\d+)$"
 _TOO_PRECISE_RE = r"\.\d{" + str(DECIMAL_SCALE) + r"}\d*[1-9]"
+_EXPONENT_RE = r"^[+-]?(\d*)\.?(\d*)[eE]([+-]?\d+)$"  # whole part, fraction, exponent
 _TRUE = ("true", "t", "1", "yes", "y")
+#: The help of a value too large to be held at all (beyond it, T020 checks the range kept).
+WHOLE_TOO_LARGE = "whole numbers are kept in 64 bits"
+DECIMAL_TOO_LARGE = "money and decimals are kept exactly: at most 20 digits before the point"
 _FALSE = ("false", "f", "0", "no", "n")
 
 
@@ -44,10 +47,11 @@ def blank_to_null(expr: pl.Expr) -> pl.Expr:
 
 
 def _msg(column: str, tail: str) -> pl.Expr:
-    """`<column>` value `<raw>` <tail>."""
+    """`<column>` value `<raw>` <tail> (a long value cut: :func:`~contractlang.trace.problems.
+    shortened`)."""
     return pl.concat_str(
         pl.lit(f"`{column}` value "),
-        pb.backticked(pl.col(column).cast(pl.String)),
+        pb.backticked(pb.shortened_text(pl.col(column))),
         pl.lit(" " + tail),
     )
 
@@ -79,22 +83,37 @@ def enum_column(name: str, dtype: pl.DataType, enum: pl.Enum, code: str) -> Colu
 
 
 def int_column(name: str, dtype: pl.DataType) -> Column | str:
+    """A whole number in 64 bits: one beyond them (a 5,000-digit text, an unsigned 2⁶⁴ − 1, a
+    float of 1e300) is T002 `is too large`, never a value silently missing."""
     col = pl.col(name)
     if dtype.is_integer():
-        return Column(col.cast(pl.Int64, strict=False), [])
+        norm = col.cast(pl.Int64, strict=False)
+        large = col.is_not_null() & norm.is_null()
+        return Column(norm, [(large, "T002", _msg(name, "is too large"), WHOLE_TOO_LARGE)])
     if dtype == pl.String:
         stripped = col.str.strip_chars()
         norm = stripped.cast(pl.Int64, strict=False)
         bad = stripped.str.len_bytes().gt(0) & norm.is_null()
+        large = bad & stripped.str.contains(_INT_RE)
         return Column(
             pl.when(stripped.str.len_bytes() > 0).then(norm),
-            [(bad, "T002", _msg(name, "is not a whole number"), None)],
+            [
+                (bad & ~large, "T002", _msg(name, "is not a whole number"), None),
+                (large, "T002", _msg(name, "is too large"), WHOLE_TOO_LARGE),
+            ],
         )
     if dtype.is_float() or isinstance(dtype, pl.Decimal):
-        whole = col.is_not_null() & (col == col.round(0))
+        finite = col.is_finite() if dtype.is_float() else col.is_not_null()
+        whole = col.is_not_null() & finite & (col == col.round(0))
         norm = pl.when(whole).then(col.cast(pl.Int64, strict=False))
-        bad = col.is_not_null() & norm.is_null()
-        return Column(norm, [(bad, "T002", _msg(name, "is not a whole number"), None)])
+        large = whole & norm.is_null()
+        return Column(
+            norm,
+            [
+                (col.is_not_null() & ~whole, "T002", _msg(name, "is not a whole number"), None),
+                (large, "T002", _msg(name, "is too large"), WHOLE_TOO_LARGE),
+            ],
+        )
     return f"`{name}` must hold whole numbers, not {describe(dtype)}"
 
 
@@ -117,19 +136,23 @@ def bool_column(name: str, dtype: pl.DataType) -> Column | str:
 
 
 def decimal_from_text(name: str, text: pl.Expr) -> Column:
-    """Exact decimal from decimal text; more than 18 places or non-numbers are T002."""
+    """Exact decimal from decimal text; more than 18 places, more than 20 digits before the
+    point (``1e1000000``, too) or non-numbers (``NaN``, ``Infinity``) are T002."""
     stripped = text.str.strip_chars()
     present = stripped.str.len_bytes() > 0
-    norm = pl.when(present & stripped.str.contains(_DEC_RE)).then(
-        stripped.str.to_decimal(scale=DECIMAL_SCALE)
-    )
-    not_number = present & norm.is_null()
+    number = present & stripped.str.contains(_DEC_RE)
+    norm = pl.when(number).then(stripped.str.to_decimal(scale=DECIMAL_SCALE))
+    not_number = present & ~number
     too_precise = present & stripped.str.contains(_TOO_PRECISE_RE)
-    exponent = present & stripped.str.contains("[eE]") & ~not_number
+    exponent = number & stripped.str.contains("[eE]")
+    precise_exponent = exponent & _exponent_too_precise(stripped)
+    # a number that does not fit (polars reads none beyond 38 digits, whatever its exponent)
+    too_large = number & norm.is_null() & ~too_precise & ~precise_exponent
     return Column(
         pl.when(~too_precise).then(norm),
         [
             (not_number, "T002", _msg(name, "is not a number"), None),
+            (too_large, "T002", _msg(name, "is too large"), DECIMAL_TOO_LARGE),
             (
                 too_precise,
                 "T002",
@@ -137,7 +160,7 @@ def decimal_from_text(name: str, text: pl.Expr) -> Column:
                 "money and decimals are kept exactly, to at most 18 places",
             ),
             (
-                exponent & _exponent_too_precise(stripped),
+                precise_exponent,
                 "T002",
                 _msg(name, f"has more than {DECIMAL_SCALE} decimal places"),
                 None,
@@ -147,18 +170,32 @@ def decimal_from_text(name: str, text: pl.Expr) -> Column:
 
 
 def _exponent_too_precise(text: pl.Expr) -> pl.Expr:
-    """Text in exponent notation needing more than 18 places (rare; checked exactly)."""
+    """Text in exponent notation needing more than 18 places, decided on its digits, in
+    polars: no decimal context to overflow (``1e1000000``), no integer of more digits than
+    Python converts (an exponent of 5,000 digits), no call of Python a row.
 
-    def check(value: str | None) -> bool:
-        if value is None:
-            return False
-        try:
-            exp = Decimal(value).normalize().as_tuple().exponent
-        except InvalidOperation:
-            return False
-        return isinstance(exp, int) and -exp > DECIMAL_SCALE
-
-    return text.map_elements(check, return_dtype=pl.Boolean, skip_nulls=True).fill_null(False)
+    >>> values = ["1.5e-17", "1.5e-18", "15000e-21", "0e-99", "1e-1000000", "1e1000000"]
+    >>> pl.select(_exponent_too_precise(pl.Series(values))).to_series().to_list()
+    [False, True, False, False, True, False]
+    >>> pl.select(_exponent_too_precise(pl.lit("1e-" + "9" * 5000))).item()
+    True
+    """
+    # only the rows in exponent notation are looked at (the rest are null: cheap)
+    parts = pl.when(text.str.contains("[eE]")).then(text).str.extract_groups(_EXPONENT_RE)
+    whole, fraction, exponent = (parts.struct.field(k) for k in ("1", "2", "3"))
+    digits = pl.concat_str(whole, fraction)
+    trailing = digits.str.len_chars() - digits.str.strip_chars_end("0").str.len_chars()
+    power = exponent.str.strip_chars_start("+-")
+    places = (
+        fraction.str.len_chars().cast(pl.Int64)
+        - trailing.cast(pl.Int64)
+        - exponent.cast(pl.Int64, strict=False)
+    )
+    # an exponent of more than 18 digits is beyond any count of digits a text could hold
+    beyond = pl.when(power.str.len_chars() > 18).then(exponent.str.starts_with("-"))
+    return (digits.str.contains("[1-9]") & beyond.otherwise(places > DECIMAL_SCALE)).fill_null(
+        False
+    )
 
 
 def decimal_column(
@@ -170,13 +207,28 @@ def decimal_column(
             norm = col.cast(DECIMAL_DTYPE, strict=False)
             return Column(
                 norm,
-                [(col.is_not_null() & norm.is_null(), "T002", _msg(name, "is too large"), None)],
+                [
+                    (
+                        col.is_not_null() & norm.is_null(),
+                        "T002",
+                        _msg(name, "is too large"),
+                        DECIMAL_TOO_LARGE,
+                    )
+                ],
             )
         return decimal_from_text(name, col.cast(pl.String))
     if dtype.is_integer():
         norm = col.cast(DECIMAL_DTYPE, strict=False)
         return Column(
-            norm, [(col.is_not_null() & norm.is_null(), "T002", _msg(name, "is too large"), None)]
+            norm,
+            [
+                (
+                    col.is_not_null() & norm.is_null(),
+                    "T002",
+                    _msg(name, "is too large"),
+                    DECIMAL_TOO_LARGE,
+                )
+            ],
         )
     if dtype == pl.String:
         return decimal_from_text(name, col)

@@ -194,6 +194,27 @@ def more_problems(file: str, collected: Collected, limit: int) -> Diagnostic:
     )
 
 
+#: The longest value a message shows whole; a longer one shows its start and its length.
+SHOWN_CHARS = 40
+
+
+def shortened(text: str) -> str:
+    """``text`` as a message shows a value: whole up to :data:`SHOWN_CHARS` characters, else
+    its start and how long it is.
+
+    >>> shortened("2.10"), shortened("5" * 5000)
+    ('2.10', '55555555555555555555… (5,000 characters)')
+    """
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:20]}… ({len(text):,} characters)"
+
+
+def shortened_text(expr: pl.Expr) -> pl.Expr:
+    """:func:`shortened` for a column (messages are made for few rows: one call a row)."""
+    return expr.cast(pl.String).map_elements(shortened, return_dtype=pl.String, skip_nulls=True)
+
+
 def backticked(expr: pl.Expr) -> pl.Expr:
     """``expr`` as text in backticks (`null` shown as `none`)."""
     return pl.concat_str(pl.lit("`"), expr.cast(pl.String).fill_null("none"), pl.lit("`"))

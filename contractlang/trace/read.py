@@ -19,7 +19,12 @@ from polars._typing import PolarsDataType
 from contractlang.diagnostics import NO_SPAN, Span, error
 from contractlang.errors import ContractlangError
 from contractlang.trace.schema import MONEY_COLUMNS
-from contractlang.trace.text_structure import csv_problem, ndjson_problem, trailing_blank_lines
+from contractlang.trace.text_structure import (
+    csv_problem,
+    ndjson_problem,
+    trailing_blank_lines,
+    vanishing_number,
+)
 
 FRAME_NAME = "<frame>"
 PARQUET_EXTS = (".parquet", ".pq")
@@ -74,7 +79,7 @@ def read(source: str | Path | pl.DataFrame | pl.LazyFrame, name: str) -> pl.Lazy
             if blank:
                 lf = lf.filter(pl.int_range(pl.len()) < pl.len() - blank)
         else:
-            lf = _scan_ndjson(path)
+            lf = _scan_ndjson(path, name)
         lf.collect_schema()
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         kind = "Parquet" if ext in PARQUET_EXTS else "CSV" if ext in CSV_EXTS else "NDJSON"
@@ -341,11 +346,12 @@ def _utf8_problem(name: str, path: Path) -> ContractlangError | None:
     )
 
 
-def _scan_ndjson(path: Path) -> pl.LazyFrame:
+def _scan_ndjson(path: Path, name: str) -> pl.LazyFrame:
     """NDJSON with every number that has a fraction read as text, so it becomes an exact
     decimal (JSON numbers are decimal text; polars would otherwise parse them as floats). A
     byte-order mark (which the fast reader refuses) is skipped: the file is then read from
-    memory."""
+    memory. A number polars would read as 0 though it is not (``1e-400``) is T002 on its row
+    (:func:`~contractlang.trace.text_structure.vanishing_number`)."""
     with path.open("rb") as fh:
         bom = fh.read(3) == b"\xef\xbb\xbf"
     if bom:
@@ -357,6 +363,11 @@ def _scan_ndjson(path: Path) -> pl.LazyFrame:
     as_text = {
         c: pl.String() for c, t in schema.items() if t.is_float() or c in MONEY_COLUMNS or c == "ts"
     }
+    floats = [c for c, t in schema.items() if t.is_float()]
+    if floats:
+        found = vanishing_number(name, path, floats)
+        if found is not None:
+            raise found
     if bom:
         return pl.read_ndjson(
             io.BytesIO(data), infer_schema_length=None, schema_overrides=as_text
