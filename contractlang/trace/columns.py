@@ -337,7 +337,7 @@ def extra_column(
         conv = decimal_column(name, dtype, warnings, file)
         assert isinstance(conv, Column)
         return conv
-    if dtype == pl.String and name in inferred:
+    if dtype == pl.String and name in inferred and inferred[name] != pl.Null():
         target = inferred[name]
         if target == pl.Boolean:
             conv_b = bool_column(name, dtype)
@@ -357,9 +357,10 @@ _SAMPLE = 2_000
 
 
 def infer_text_columns(lf: pl.LazyFrame, names: Sequence[str]) -> dict[str, pl.DataType]:
-    """Types for text extras (CSV): whole numbers, decimals or booleans when every value is.
-    A column with a value in its first rows that is none of them is text, whatever follows:
-    only the others are read whole."""
+    """Types for text extras (CSV): whole numbers, decimals or booleans when every value is;
+    ``Null`` for a column with no value at all (it stays text, and takes another file's type
+    when several are read as one). A column with a value in its first rows that is none of them
+    is text, whatever follows: only the others are read whole."""
     if not names:
         return {}
     head = lf.head(_SAMPLE).select(
@@ -384,8 +385,8 @@ def infer_text_columns(lf: pl.LazyFrame, names: Sequence[str]) -> dict[str, pl.D
     out: dict[str, pl.DataType] = {}
     for n in names:
         if not flags[f"{n}\0any"]:
-            continue
-        if flags[f"{n}\0int"] and flags[f"{n}\0fits"]:
+            out[n] = pl.Null()
+        elif flags[f"{n}\0int"] and flags[f"{n}\0fits"]:
             out[n] = pl.Int64()
         elif flags[f"{n}\0dec"]:
             out[n] = DECIMAL_DTYPE

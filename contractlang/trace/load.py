@@ -37,9 +37,10 @@ from contractlang.diagnostics import NO_SPAN, Diagnostic, error
 from contractlang.errors import ContractlangError
 from contractlang.trace import problems as pb
 from contractlang.trace.model import BAD, Normalised, Trace, bad_flag
-from contractlang.trace.normalise import normalise, rekeyed
+from contractlang.trace.normalise import Prepared, normalise, prepare, rekeyed
 from contractlang.trace.read import read, source_name
 from contractlang.trace.schema import COLUMNS, DENSE_COLUMNS, ROW, RUN_KEY, SPARSE_COLUMNS
+from contractlang.trace.unite import unite
 from contractlang.trace.validate import validate
 
 #: How far a job's or an invoice's clock may differ from the scheduler's (``--clock-skew``).
@@ -86,17 +87,25 @@ def load_trace(
     if not items:
         raise ContractlangError([error("T017", "no trace was given", NO_SPAN, file="contractlang")])
     names: list[str] = []
-    normals: list[Normalised] = []
+    prepared: list[Prepared] = []
     problems: list[Diagnostic] = []
     for item in items:
         name = source_name(item)
         path = None if isinstance(item, (pl.DataFrame, pl.LazyFrame)) else Path(item)
         try:
-            # set aside, every bad value needs its message: list them all
-            limit = _ALL if quarantine else max_problems
-            normals.append(normalise(read(item, name), name, max_problems=limit, path=path))
+            prepared.append(prepare(read(item, name), name, path=path))
             names.append(name)
         except ContractlangError as exc:  # every file's whole-file problems, then stop
+            problems.extend(exc.diagnostics)
+    if problems:
+        raise ContractlangError(problems)
+    # set aside, every bad value needs its message: list them all
+    limit = _ALL if quarantine else max_problems
+    normals: list[Normalised] = []
+    for prep in unite(prepared):  # each extra column read as one type in every file
+        try:
+            normals.append(normalise(prep, prep.name, max_problems=limit))
+        except ContractlangError as exc:
             problems.extend(exc.diagnostics)
     if problems:
         raise ContractlangError(problems)

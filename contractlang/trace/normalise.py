@@ -65,7 +65,8 @@ class Prepared:
     columns: dict[str, Column]
     extras: tuple[str, ...]
     warnings: tuple[Diagnostic, ...]
-    #: the types of the text extras (CSV), inferred from every value of the file
+    #: the types of the text extras (CSV), inferred from every value of the file (``Null``
+    #: for one with no value at all)
     inferred: dict[str, pl.DataType]
 
     @property

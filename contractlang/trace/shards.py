@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from contractlang.trace.model import Quarantine, Trace
 from contractlang.trace.normalise import Prepared, normalise, prepare
 from contractlang.trace.read import read, read_failure, source_name
 from contractlang.trace.schema import TraceSummary
+from contractlang.trace.unite import unite
 from contractlang.trace.validate import (
     CheckReport,
     SummaryParts,
@@ -159,6 +160,9 @@ def read_files(source: Source | Sequence[Source]) -> TraceFiles:
         ids.append(counted["ids"][0])
     if problems:
         raise ContractlangError(problems)
+    # each extra column read as one type in every file, as load_trace reads it
+    united = unite([f.prepared for f in files])
+    files = [replace(f, prepared=p) for f, p in zip(files, united, strict=True)]
     run_ids = pl.concat(ids).unique().sort() if ids else pl.Series("run_id", [], pl.String)
     return TraceFiles(tuple(files), run_ids)
 
