@@ -8,7 +8,11 @@ Two formats are read (``docs/simulate.md`` describes both, with their sources):
   other key (``prices``) is ignored. ``G`` differs from file to file and is read from each.
 - **Bamboo add/remove CSV**: rows ``time_ms,add|remove,node`` without a header; a row is one
   node joining or leaving at ``time_ms`` milliseconds from the trace's start. The trace ends at
-  its last row.
+  its last row. Lines end at a line feed only (a carriage return before it is dropped), so a
+  node name may hold U+2028 or a form feed and every line keeps its number. A last line
+  without a line break is read when its row reads whole (three fields, a whole number of
+  milliseconds, ``add`` or ``remove``, a node): :attr:`Availability.open_line` names it, as it
+  may have been cut; a last row that does not read whole is E608, the file cut short.
 
 Either becomes an :class:`Availability`: contiguous :class:`Stretch` es ``[start, end)`` in
 integer microseconds from the trace's start, each with the number of instances available.
@@ -29,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
 from itertools import pairwise
@@ -84,6 +88,10 @@ class Availability:
     #: the instances left after the trace's last row (Bamboo: its last time's rows can take
     #: nodes away as the trace ends); None when that is the last stretch's count
     final_count: int | None = None
+    #: Bamboo: the last line, when it has no line break (it read whole, but may have been cut)
+    open_line: int | None = None
+    #: that line's text
+    open_row: str | None = None
 
     @property
     def span_us(self) -> int:
@@ -304,17 +312,111 @@ def _span(text: str, start: int, end: int) -> Span:
 # --------------------------------------------------------------------------- Bamboo CSV
 
 
+def text_lines(text: str) -> list[str]:
+    r"""The lines of a text file, as the readers of line formats read them: split at ``\n``
+    only, a ``\r`` before it dropped, a last line without a line break kept. (``str.
+    splitlines`` also breaks at U+2028, U+2029, U+0085, a form feed and more, which a node
+    name may hold: every line after one would be numbered wrong.)
+
+    >>> text_lines("0,add,a\u2028b\r\n5,remove,a\u2028b")
+    ['0,add,a\u2028b', '5,remove,a\u2028b']
+    >>> text_lines("0,add,a\n\n"), text_lines("")
+    (['0,add,a', ''], [])
+    """
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the text ends with a line break, or is empty
+    return [line.removesuffix("\r") for line in lines]
+
+
+def open_last_line(text: str) -> int | None:
+    r"""The number of the text's last line when it has no line break and holds a row (a
+    blank one holds nothing that could have been cut).
+
+    >>> open_last_line("0,add,a\n5,remove,a"), open_last_line("0,add,a\n"), open_last_line("a\n ")
+    (2, None, None)
+    """
+    if not text or text.endswith("\n"):
+        return None
+    lines = text_lines(text)
+    return len(lines) if lines[-1].strip() else None
+
+
+def unread_bamboo_row(row: str) -> str | None:
+    """Why a Bamboo row does not read whole — what a row cut short looks like — or None: it
+    has three fields, a whole number of milliseconds, `add` or `remove` and a node.
+
+    >>> unread_bamboo_row("1200,remove,n1"), unread_bamboo_row("1200,rem")
+    (None, '2 fields, not 3')
+    >>> unread_bamboo_row("1200,rem,"), unread_bamboo_row("12")
+    ('the event `rem` is neither `add` nor `remove`', '1 field, not 3')
+    """
+    fields = [f.strip() for f in row.split(",")]
+    if len(fields) != 3:
+        return f"{len(fields)} field{'s' if len(fields) != 1 else ''}, not 3"
+    ms, event, node = fields
+    if re.fullmatch("[0-9]+", ms) is None:
+        return f"the time `{ms}` is not a whole number"
+    if event not in EVENTS:
+        return f"the event `{event}` is neither `add` nor `remove`"
+    return None if node else "no node"
+
+
+def cut_bamboo_row(text: str) -> tuple[int, str] | None:
+    """The last line of a Bamboo file and why it does not read whole, when it has no line
+    break and does not: the file was cut short. None otherwise."""
+    line = open_last_line(text)
+    if line is None:
+        return None
+    reason = unread_bamboo_row(text_lines(text)[-1])
+    return None if reason is None else (line, reason)
+
+
+def cut_short_message(name: str, line: int, reason: str) -> str:
+    """What a Bamboo file cut short is told (E608 here; I003 when imported)."""
+    return (
+        f"`{name}` ends mid-line, on line {line:,}, in a row that does not read whole "
+        f"({reason}): cut short?"
+    )
+
+
+#: The help of a last line without a line break (cut short, or whole but perhaps cut).
+CUT_HELP = (
+    "a complete export ends its last line with a line break: export it again, or add the line "
+    "break if the file is whole"
+)
+#: What a problem on such a line adds to its help: the row may be what is left of another.
+OPEN_LINE = "this last line has no line break: it may have been cut"
+
+
 def parse_bamboo(text: str, name: str) -> Availability:
     """A Bamboo add/remove CSV: the count after every row at a time holds until the next
     time; the trace starts at 0 ms with no instance and ends at its last row."""
     src = Source(name, text)
+    cut = cut_bamboo_row(text)
+    if cut is not None:
+        line, reason = cut
+        span = Span(line, 1, line, len(text_lines(text)[-1]) + 1)
+        raise _fail("E608", cut_short_message(name, line, reason), name, span, src, CUT_HELP)
+    open_line = open_last_line(text)
+    try:
+        return _bamboo(text, name, src, open_line)
+    except ContractlangError as exc:  # a problem of a last line that may have been cut
+        (diag,) = exc.diagnostics
+        if open_line is None or diag.span.line != open_line:
+            raise
+        said = f"{diag.help}; {OPEN_LINE}" if diag.help else OPEN_LINE
+        raise ContractlangError([replace(diag, help=said)], exc.sources) from None
+
+
+def _bamboo(text: str, name: str, src: Source, open_line: int | None) -> Availability:
     present: dict[str, int] = {}  # node → the line that added it
     changes: list[tuple[int, int]] = []  # (time µs, count after the rows at that time)
     last_ms = -1
     offset = 0  # of the current line in the text
-    for number, full in enumerate(text.splitlines(keepends=True), start=1):
-        raw = full.rstrip("\r\n")
-        line_start, offset = offset, offset + len(full)
+    for number, full in enumerate(text.split("\n"), start=1):
+        raw = full.removesuffix("\r")
+        line_start, offset = offset, offset + len(full) + 1
         if not raw.strip():
             continue
         fields = [f.strip() for f in raw.split(",")]
@@ -409,7 +511,14 @@ def parse_bamboo(text: str, name: str) -> Availability:
             stretches[-1] = Stretch(stretches[-1].start_us, t_next, count)
         else:
             stretches.append(Stretch(t, t_next, count))
-    return Availability(name, "bamboo", tuple(stretches), final_count=changes[-1][1])
+    return Availability(
+        name,
+        "bamboo",
+        tuple(stretches),
+        final_count=changes[-1][1],
+        open_line=open_line,
+        open_row=text_lines(text)[-1] if open_line is not None else None,
+    )
 
 
 def _fail(

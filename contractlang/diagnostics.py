@@ -63,8 +63,11 @@ class Source:
     text: str
 
     def line_text(self, line: int) -> str:
-        lines = self.text.splitlines()
-        return lines[line - 1] if 1 <= line <= len(lines) else ""
+        """Line ``line`` (from 1), lines ending at ``\n`` only (a ``\r`` before it dropped), as
+        every reader numbers them: ``str.splitlines`` also breaks at U+2028, a form feed and
+        more, and would show another line than the one a message names."""
+        lines = self.text.split("\n")
+        return lines[line - 1].removesuffix("\r") if 1 <= line <= len(lines) else ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -231,7 +231,7 @@ def test_bad_flags_are_exit_2(tmp_path: Path, flags: list[str], said: str) -> No
             '{"metadata": {"gap_seconds": 60}, "data": [' + ", ".join(["0", "100000"] * 101) + "]}",
             "10,100,000 allocations",
         ),
-        ("t.csv", "0,add,a\n1000,add,b\n2000,remove,b", "I003"),  # cut short: no line break
+        ("t.csv", "0,add,a\n1000,add,b\n2000,rem", "I003"),  # cut short inside a field
         ("t.json", '{"metadata": {"gap_seconds": 60}, "data": [1], "data": [0]}', "twice"),
         (
             "t.json",
@@ -294,3 +294,100 @@ def test_the_sweep_gives_every_slot_of_many_instances() -> None:
             else:
                 i += 1
     assert slot_stretches(a) == expected
+
+
+# --------------------------------------------------------------------------- lines of a Bamboo file
+
+
+#: Line 3's node name holds a character `str.splitlines` breaks at; line 5 removes a node that
+#: is not there: the error is on line 5, whichever character it is.
+@pytest.mark.parametrize("odd", ["\u2028", "\u2029", "\x85", "\x0c"])
+def test_a_node_name_holding_a_line_separator_leaves_the_lines_their_numbers(
+    tmp_path: Path, odd: str
+) -> None:
+    src = tmp_path / "t.csv"
+    src.write_text(
+        f"0,add,a\n0,add,b\n60000,add,n{odd}1\n120000,remove,a\n180000,remove,x\n",
+        encoding="utf-8",
+    )
+    result = run("import", "availability", src, "--start", "2025-03-01T00:00Z", "--out",
+                 tmp_path / "o.parquet")  # fmt: skip
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    # `180000,remove,x`: the node's field starts at column 15
+    assert f"{src}:5:15: error[E609]: node `x` is removed but is not present" in result.output
+    assert "   5 | 180000,remove,x" in result.output  # the line the message names
+    # without the bad row the file imports, every line a row
+    src.write_text(f"0,add,a\n0,add,b\n60000,add,n{odd}1\n120000,remove,a\n", encoding="utf-8")
+    report = import_availability(src, START).report
+    assert (report.rows_read, report.rows_mapped) == (4, 4)
+
+
+LAST = "0,add,a\n0,add,b\n60000,remove,a\n120000,add,c\n180000,remove,b"
+
+
+def test_a_whole_last_line_without_a_line_break_is_imported_with_a_note(tmp_path: Path) -> None:
+    # by hand: 0 s a and b join (2); 60 s a leaves (1); 120 s c joins (2); 180 s b leaves (1),
+    # and the trace ends at 3 minutes:
+    #   slot 1: 0–3 min, still held at the end (released: c is there)
+    #   slot 2: 0–1 min (reclaimed), 2–3 min (reclaimed: the last row takes b away)
+    by_hand = [
+        ("t:1#1", 0, 3, "released"),
+        ("t:2#1", 0, 1, "reclaimed"),
+        ("t:2#2", 2, 3, "reclaimed"),
+    ]
+    src = tmp_path / "t.csv"
+    src.write_text(LAST, encoding="utf-8")
+    open_end = import_availability(src, START)
+    assert allocations(open_end.events) == by_hand
+    (note,) = open_end.report.notes
+    assert (note.code, note.count, note.examples) == ("I044", 1, ((5, "`180000,remove,b`"),))
+    assert note.message == "the last line has no line break: it may have been cut"
+    src.write_text(LAST + "\n", encoding="utf-8")
+    closed = import_availability(src, START)
+    assert allocations(closed.events) == by_hand
+    assert closed.report.notes == ()
+    # on the command line: the note, and exit 0
+    src.write_text(LAST, encoding="utf-8")
+    result = run("import", "availability", src, "--start", "2025-03-01T00:00Z", "--out",
+                 tmp_path / "o.parquet")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "I044  1 row: the last line has no line break: it may have been cut" in result.output
+    assert "row 5: `180000,remove,b`" in result.output
+
+
+@pytest.mark.parametrize(
+    ("tail", "reason"),
+    [
+        ("1200,rem", "2 fields, not 3"),
+        ("1200,remo,", "the event `remo` is neither `add` nor `remove`"),
+        ("1200,remove,", "no node"),
+        ("12", "1 field, not 3"),
+    ],
+)
+def test_a_last_line_cut_inside_a_field_is_still_refused(
+    tmp_path: Path, tail: str, reason: str
+) -> None:
+    src = tmp_path / "t.csv"
+    src.write_text("0,add,a\n1000,add,b\n" + tail, encoding="utf-8")
+    result = run("import", "availability", src, "--start", "2025-03-01T00:00Z", "--out",
+                 tmp_path / "o.parquet")  # fmt: skip
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"error[I003]: `{src}` ends mid-line, on line 3, in a row that does not read whole "
+        f"({reason}): cut short?"
+    ) in result.output
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_a_problem_on_a_last_line_without_a_line_break_says_it_may_have_been_cut(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "t.csv"
+    src.write_text("0,add,a\n1000,add,b\n2000,remove,c", encoding="utf-8")  # `c` is not there
+    result = run("import", "availability", src, "--start", "2025-03-01T00:00Z", "--out",
+                 tmp_path / "o.parquet")  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert f"{src}:3:13: error[E609]: node `c` is removed but is not present" in result.output
+    assert "help: this last line has no line break: it may have been cut" in result.output

@@ -8,6 +8,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from support.cli import no_traceback, run
+from support.workloads import write_workload
 
 from contractlang.availability import (
     Stretch,
@@ -171,3 +173,67 @@ def test_bamboo_p3_matches_its_manifest() -> None:
     # the count just before the end is what the rows before the last time leave: the last
     # row (a remove at the last instant) ends the trace
     assert a.stretches[-1].count == 177 - 167 + 1
+
+
+# --------------------------------------------------------------------------- lines of a Bamboo file
+
+
+@pytest.mark.parametrize("odd", ["\u2028", "\u2029", "\x85", "\x0c"])
+def test_a_node_name_holding_a_line_separator_keeps_every_line_its_number(odd: str) -> None:
+    text = f"0,add,a\n0,add,b\n60000,add,n{odd}1\n120000,remove,a\n180000,remove,x\n"
+    with pytest.raises(ContractlangError) as info:
+        parse_bamboo(text, "t.csv")
+    shown = render_all(info.value.diagnostics, info.value.sources)
+    assert shown.startswith("t.csv:5:15: error[E609]: node `x` is removed but is not present")
+    assert "   5 | 180000,remove,x" in shown
+    # the node named with the separator counts as one node: 3 after 60 s, 2 after 120 s
+    a = parse_bamboo(text.removesuffix("180000,remove,x\n"), "t.csv")
+    assert [(s.start_us // S, s.count) for s in a.stretches] == [(0, 2), (60, 3)]
+    assert a.final_count == 2
+
+
+def test_a_whole_last_row_without_a_line_break_is_read_and_named() -> None:
+    whole = "0,add,a\n0,add,b\n60000,remove,a\n120000,add,c\n180000,remove,b"
+    a = parse_bamboo(whole, "t.csv")
+    b = parse_bamboo(whole + "\n", "t.csv")
+    # 2 nodes from 0 s, 1 from 60 s, 2 from 120 s; the last row at 180 s ends the trace
+    assert a.stretches == b.stretches == (Stretch(0, 60 * S, 2), Stretch(60 * S, 120 * S, 1),
+                                          Stretch(120 * S, 180 * S, 2))  # fmt: skip
+    assert (a.final_count, a.open_line, a.open_row) == (1, 5, "180000,remove,b")
+    assert (b.open_line, b.open_row) == (None, None)
+    assert parse_bamboo(whole + "\r\n", "t.csv").open_line is None
+    assert parse_bamboo(whole + "\n  ", "t.csv").open_line is None  # a blank last line
+
+
+def test_a_last_row_cut_inside_a_field_is_e608() -> None:
+    with pytest.raises(ContractlangError) as info:
+        parse_bamboo("0,add,a\n1000,add,b\n1200,rem", "t.csv")
+    shown = render_all(info.value.diagnostics, info.value.sources)
+    assert shown.startswith(
+        "t.csv:3:1: error[E608]: `t.csv` ends mid-line, on line 3, in a row that does not read "
+        "whole (2 fields, not 3): cut short?"
+    )
+    assert "   3 | 1200,rem" in shown
+
+
+def test_simulate_warns_of_a_last_line_without_a_line_break(tmp_path: Path) -> None:
+    (tmp_path / "t.spot").write_text(
+        'contract "c" {\n  currency USD\n  rate 2.10 USD per gpu_hour\n}\n', encoding="utf-8"
+    )
+    trace = tmp_path / "avail.csv"
+    trace.write_text("0,add,a\n3600000,remove,a\n3600000,add,b\n7200000,remove,b")
+    write_workload(tmp_path, runs=5, rate_per_hour=None, trace="avail.csv", replacement=False)
+    args = ("simulate", tmp_path / "t.spot", "--workload", tmp_path / "w.toml", "--resamples", 100)
+    result = run(*args)
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    assert f"{trace}:4:1: warning[I044]: the last line has no line break: it may have been cut" in (
+        result.stderr
+    )
+    trace.write_text("0,add,a\n3600000,remove,a\n3600000,add,b\n7200000,remove,b\n")
+    assert "I044" not in run(*args).stderr
+    trace.write_text("0,add,a\n3600000,remove,a\n3600000,add,b\n7200000,rem")
+    cut = run(*args)
+    no_traceback(cut)
+    assert cut.exit_code == 2, cut.output
+    assert f"{trace}:4:1: error[E608]: `{trace}` ends mid-line, on line 4" in cut.stderr

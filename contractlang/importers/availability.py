@@ -37,12 +37,19 @@ from pathlib import Path
 
 import polars as pl
 
-from contractlang.availability import Availability, read_availability
+from contractlang.availability import (
+    CUT_HELP,
+    Availability,
+    cut_bamboo_row,
+    cut_short_message,
+    read_availability,
+    text_lines,
+)
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.importers.frame import SOURCE_ROW, Events, validated
 from contractlang.importers.result import Collector, ImportResult
-from contractlang.importers.text import read_text, require_line_end
+from contractlang.importers.text import format_error, read_text
 from contractlang.lang.numbers import (
     MAX_TS,
     MICROS_PER_SECOND,
@@ -56,6 +63,8 @@ __all__ = ["allocations_of", "availability_trace", "import_availability", "slot_
 
 #: The most allocations one import makes (each is two events).
 MAX_ALLOCATIONS = 10_000_000
+#: The note on a Bamboo file whose last line has no line break, though its row reads whole.
+LAST_LINE_OPEN = "the last line has no line break: it may have been cut"
 
 
 def import_availability(
@@ -76,7 +85,9 @@ def import_availability(
     csv_text = None
     if p.suffix.lower() == ".csv" and p.is_file():
         csv_text = read_text(p)
-        require_line_end(name, csv_text)  # a Bamboo file cut short (I003)
+        cut = cut_bamboo_row(csv_text)
+        if cut is not None:  # a Bamboo file cut short: its last row does not read whole
+            raise format_error(name, cut_short_message(name, *cut), help=CUT_HELP)
     a = read_availability(p)
     _check_span(a, start, name)
     made = allocations_of(a)
@@ -104,11 +115,13 @@ def import_availability(
         c.rows_read = ticks
         c.mapped("ticks of capacity", ticks, one="tick of capacity")
     else:
-        lines = (csv_text if csv_text is not None else p.read_text(encoding="utf-8")).splitlines()
+        lines = text_lines(csv_text if csv_text is not None else p.read_text(encoding="utf-8"))
         blank = [n for n, line in enumerate(lines, start=1) if not line.strip()]
         c.rows_read = len(lines)
         c.mapped("add/remove rows", len(lines) - len(blank), one="add/remove row")
         c.blanks(len(blank), tuple(blank))
+        if a.open_line is not None:  # it read whole, but a copy cut there would too
+            c.note("I044", LAST_LINE_OPEN, a.open_line, f"`{a.open_row}`")
     ends = frame.filter(pl.col("event") != "started").get_column("event")
     c.facts += [
         ("span of the trace", duration_human(a.span_us)),

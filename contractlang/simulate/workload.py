@@ -37,8 +37,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from contractlang.availability import Availability, read_availability
-from contractlang.diagnostics import Diagnostic, Severity, Source, did_you_mean
+from contractlang.availability import CUT_HELP, Availability, read_availability
+from contractlang.diagnostics import Diagnostic, Severity, Source, Span, did_you_mean, warning
 from contractlang.errors import ContractlangError
 from contractlang.lang.numbers import MICROS_PER_HOUR, MICROS_PER_SECOND, duration_human
 from contractlang.lang.vocabulary import ENUMS
@@ -239,7 +239,22 @@ def parse_workload(text: str, name: str, *, base: Path | None = None) -> LoadedW
         path = base / workload.reclaims.trace
         availability = _read_trace(workload, path, spans, source)
     warnings = check_rules(workload, spans, source, WARNINGS, severity=Severity.WARNING)
+    if availability is not None and availability.open_line is not None:
+        warnings.append(open_line_warning(availability))
     return LoadedWorkload(workload, source, availability, spans, path, tuple(warnings))
+
+
+def open_line_warning(a: Availability) -> Diagnostic:
+    """I044 at the last line of a Bamboo trace that has no line break: its row read whole,
+    and is replayed, but a copy cut there would read whole too."""
+    line, width = a.open_line or 0, len(a.open_row or "")
+    return warning(
+        "I044",
+        "the last line has no line break: it may have been cut",
+        Span(line, 1, line, width + 1),
+        file=a.name,
+        help=CUT_HELP,
+    )
 
 
 def _read_trace(w: Workload, path: Path, spans: KeySpans, source: Source) -> Availability:
