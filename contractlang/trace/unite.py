@@ -215,7 +215,26 @@ def _detailed(t: pl.DataType) -> str:
         return f"lists of {_detailed(inner)}"
     if isinstance(t, pl.Struct):
         return "records of " + ", ".join(f"`{f.name}`" for f in t.fields)
+    if t.is_integer():  # in a list: lists of numbers are not widened
+        sign = "unsigned " if t.is_unsigned_integer() else ""
+        return f"{sign}whole numbers of {_bits(t)} bits"
     return _word(t)
+
+
+def _bits(t: pl.DataType) -> int:
+    return _BITS.get(t, 128)
+
+
+_BITS: dict[pl.DataType, int] = {
+    pl.Int8(): 8,
+    pl.UInt8(): 8,
+    pl.Int16(): 16,
+    pl.UInt16(): 16,
+    pl.Int32(): 32,
+    pl.UInt32(): 32,
+    pl.Int64(): 64,
+    pl.UInt64(): 64,
+}
 
 
 _UNITS = {"ns": "nanoseconds", "us": "microseconds", "ms": "milliseconds"}
