@@ -87,6 +87,7 @@ CODES: dict[str, str] = {
     "E703": "checkpoint outside the checkpoint directory",
     "E704": "interrupts cannot be placed without the job's total steps",
     "E705": "rehearsal longer than its trace can hold",
+    "E706": "planned interrupt could not be delivered",
     # trace validation
     "T001": "missing required column",
     "T002": "column has the wrong type",
@@ -181,7 +182,6 @@ CODES: dict[str, str] = {
     "W601": "a verdict flips inside its 95% interval: needs more runs",
     "W602": "simulated runs gave up",
     "W701": "protocol line ignored",
-    "W702": "planned interrupt never came",
     "W703": "job restored another step than the last valid checkpoint",
     "W704": "job failed",
     "W705": "job process outlived its allocation",

@@ -446,7 +446,9 @@ def test_steps_without_a_total_cannot_place_the_interrupts(tmp_path: Path) -> No
     assert "error[E704]" in result.output
     assert "`--steps N`" in result.output
     (tmp_path / "ok").mkdir()
-    quick = job(tmp_path / "ok", "say('step 1')\nsay('step 2')\nsay('accepted')\n")
+    # reclaimed at step 1 (its notice, SIGTERM, ends the sleep), then runs to its end
+    first = "if os.environ['CONTRACTLANG_ALLOC_ID'].endswith('-a1'): time.sleep(30)\n"
+    quick = job(tmp_path / "ok", f"say('step 1')\n{first}say('step 2')\nsay('accepted')\n")
     ok = run("rehearse", tmp_path / "t.spot", "--command", shlex.join(quick), "--steps", "2")
     assert ok.exit_code == 0, ok.output
     assert "1 of 1 came" in ok.output  # `--steps 2` put the interrupt (50%) at step 1
@@ -538,8 +540,8 @@ def test_every_rehearsal_code_is_registered() -> None:
         "E703",
         "E704",
         "E705",
+        "E706",
         "W701",
-        "W702",
         "W703",
         "W704",
         "W705",

@@ -15,16 +15,27 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
+from typing import ClassVar
 
 import polars as pl
 import pytest
+from support.cli import no_traceback, run
 
 from contractlang.errors import ContractlangError
 from contractlang.pipeline.language import terms_from_text
-from contractlang.rehearse import RehearsalReport, RehearsalSettings, process, rehearse, scheduler
+from contractlang.rehearse import (
+    RehearsalReport,
+    RehearsalSettings,
+    allocation,
+    process,
+    rehearse,
+    scheduler,
+)
+from contractlang.rehearse.settings import evenly
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -198,18 +209,18 @@ def test_a_job_reclaimed_after_reporting_its_verdict_is_not_started_again(
 
 
 def test_a_job_that_exits_early_ends_its_allocation_as_released(tmp_path: Path) -> None:
-    report, pids, _ = run_job(tmp_path, "exit0 child", at=(Fraction(9, 10),))
+    report, pids, _ = run_job(tmp_path, "exit0 child", at=())
     assert ends(report) == ["released"]
     (r,) = report.rehearsals
     assert r.record.allocations[0].end_step == 3
     assert r.record.result is None
-    assert codes(report) == ["W702", "W706"]  # the interrupt at 90% never came; no verdict
+    assert codes(report) == ["W706"]  # no verdict
     assert [p for p in pids if running(p)] == []  # the `sleep` went with the allocation
     assert group_gone(pids[0])
 
 
 def test_a_job_that_exits_with_an_error_ends_its_allocation_as_failed(tmp_path: Path) -> None:
-    report, pids, _ = run_job(tmp_path, "exit3", at=(Fraction(9, 10),))
+    report, pids, _ = run_job(tmp_path, "exit3", at=())
     assert ends(report) == ["failed"]
     (r,) = report.rehearsals
     assert r.record.allocations[0].returncode == 3
@@ -220,6 +231,198 @@ def test_a_job_that_exits_with_an_error_ends_its_allocation_as_failed(tmp_path: 
     assert facts["end_reason"] == "failed"
     assert facts["replayed_steps"] == 3
     assert group_gone(pids[0])
+
+
+# --------------------------------------------------------------------------- every interrupt
+
+
+def test_an_interrupt_the_job_cannot_reach_fails_the_rehearsal_after_its_failure(
+    tmp_path: Path,
+) -> None:
+    # the job fails at step 3; the interrupt was planned at 90% (step 9): never delivered
+    with pytest.raises(ContractlangError) as exc:
+        run_job(tmp_path, "exit3", at=(Fraction(9, 10),))
+    failure, undelivered = exc.value.diagnostics  # the failure first, then why it matters
+    assert failure.code == "W704"
+    assert (undelivered.code, undelivered.severity) == ("E706", "error")
+    assert undelivered.message == (
+        "the rehearsal of `c` could not deliver interrupt 1 of 1 (at 90% of the progress, "
+        "step 9): the job failed first, in allocation `rehearsal-a1`"
+    )
+
+
+#: A job that is reclaimed in its first allocation (it sleeps after step 2, where the first
+#: interrupt comes; the notice, SIGTERM, kills it) and ends by itself at step 4 of 10 in its
+#: second, long before the second interrupt's step (9).
+ENDS_EARLY = """
+import os, sys, time
+first = os.environ["CONTRACTLANG_ALLOC_ID"].endswith("-a1")
+print("contractlang: total 10", flush=True)
+for i in range(1, 5):
+    print(f"contractlang: step {i}", flush=True)
+    if i == 2 and first:
+        time.sleep(30)
+print("contractlang: accepted", flush=True)
+"""
+
+
+def test_a_job_that_ends_before_the_last_interrupt_fails_the_rehearsal(tmp_path: Path) -> None:
+    script = tmp_path / "job.py"
+    script.write_text(ENDS_EARLY)
+    (tmp_path / "t.spot").write_text(TERMS)
+    command = shlex.join([sys.executable, str(script)])
+    result = run("rehearse", tmp_path / "t.spot", "--command", command, "--at", "20%,90%")
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())  # as printed, wrapped or not
+    assert (
+        "error[E706]: the rehearsal of `c` could not deliver interrupt 2 of 2 (at 90% of the "
+        "progress, step 9): the job ended first, at step 4, in allocation `rehearsal-a2`"
+    ) in said
+    assert "plan the interrupts within the steps the job runs (`--at`)" in said
+    assert "net billed" not in said  # no bill of a shorter failure path
+
+
+EXIT = "exit"  # a script's line that is the job's first process ending with status 0
+
+
+class FakeJob:
+    """A job that says what its script says, each line stamped ``ms`` after it started (in
+    the past, when negative), at once: rehearse's decisions, taken on those stamps, are the
+    same however loaded the machine. Its first process ends at its script's `exit` line (a
+    stamp in the past: it has gone before its lines are read); `{ckdir}` in a line is its
+    checkpoint directory, where it has saved a file `state`. It keeps the signals it was
+    sent, each with how many lines had been read then; killed, it has written nothing
+    stamped after the last line read."""
+
+    scripts: ClassVar[list[list[tuple[int, str]]]] = []  # one a start, in order
+    started: ClassVar[list[FakeJob]] = []
+
+    def __init__(self, script: list[tuple[int, str]], ckdir: str) -> None:
+        (Path(ckdir) / "state").write_bytes(b"the state")
+        t0 = time.monotonic_ns()
+        self.items: deque[process.Line | process.Exited] = deque(
+            process.Exited(t0 + ms * 1_000_000, 0)
+            if text == EXIT
+            else process.Line(t0 + ms * 1_000_000, "stdout", n, text.format(ckdir=ckdir))
+            for n, (ms, text) in enumerate(script, 1)
+        )
+        gone = [i.real_ns for i in self.items if isinstance(i, process.Exited)]
+        self.exit_ns = gone[0] if gone else None
+        self.exited: process.Exited | None = None
+        self.read, self.last_ns = 0, t0
+        self.signals: list[tuple[str, int]] = []
+
+    @classmethod
+    def start(cls, _argv: object, env: dict[str, str], *_: object) -> FakeJob:
+        script = cls.scripts[len(cls.started)]
+        cls.started.append(cls(script, env["CONTRACTLANG_CHECKPOINT_DIR"]))
+        return cls.started[-1]
+
+    def next(self, timeout: float | None) -> process.Item | None:
+        if not self.items:
+            time.sleep(timeout or 0)
+            return None
+        item = self.items.popleft()
+        self.read, self.last_ns = self.read + 1, item.real_ns
+        if isinstance(item, process.Exited):
+            self.exited = item
+        return item
+
+    def running(self) -> bool:
+        return self.exit_ns is None or time.monotonic_ns() < self.exit_ns
+
+    def signal(self, sig: signal.Signals) -> bool:
+        self.signals.append((sig.name, self.read))
+        return True
+
+    def kill(self) -> None:
+        self.signals.append(("SIGKILL", self.read))
+
+    def close(self) -> tuple[list[process.Item], list[int], bool]:
+        rest = [i for i in self.items if i.real_ns <= self.last_ns]
+        self.items.clear()
+        return rest, [], False
+
+    def abandon(self) -> None:
+        pass
+
+
+def faked(monkeypatch: pytest.MonkeyPatch, *scripts: list[tuple[int, str]]) -> type[FakeJob]:
+    monkeypatch.setattr(FakeJob, "scripts", list(scripts))
+    monkeypatch.setattr(FakeJob, "started", [])
+    monkeypatch.setattr(allocation, "Job", FakeJob)
+    return FakeJob
+
+
+def steps(first: int, last: int, at_ms: int, every_ms: int) -> list[tuple[int, str]]:
+    """``step first`` … ``step last``, the first at ``at_ms``, then one every ``every_ms``."""
+    return [
+        (at_ms + i * every_ms, f"contractlang: step {n}")
+        for i, n in enumerate(range(first, last + 1))
+    ]
+
+
+@pytest.mark.parametrize("restored", [140, 200])
+def test_an_interrupt_whose_step_the_job_passed_during_a_notice_comes_at_its_restore(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, restored: int
+) -> None:
+    # 200 steps, interrupts at steps 67 and 134, a notice of 1 s (1 s of real time). In its
+    # first allocation the job is noticed at step 67 (670 ms) and runs on through the lead,
+    # past step 134, and saves its state of step `restored` before the reclaim (1,670 ms).
+    # Its second allocation restores that state: past step 134, so the second interrupt comes
+    # at the restore, at once — not at the first step after it (140), nor never (200: no
+    # step is left; the job validates for 1.4 s, longer than the lead)
+    saved = f"contractlang: checkpoint {restored} {{ckdir}}/state"
+    first = [(0, "contractlang: total 200"), *steps(1, 150, 10, 10)]
+    first.insert(first.index((1200, "contractlang: step 120")) + 1, (1200, saved))
+    first += [(1700, "contractlang: step 151")]  # read after the deadline: the reclaim
+    second = [(0, "contractlang: total 200"), (100, f"contractlang: restored {restored}")]
+    second += steps(restored + 1, 200, 150, 50) if restored < 200 else []
+    second += [(1500, "mock: validating"), (1600, "contractlang: accepted"), (1700, EXIT)]
+    third = [(0, "contractlang: total 200"), (10, f"contractlang: restored {restored}")]
+    third += [*steps(restored + 1, 200, 20, 1), (300, "contractlang: accepted"), (310, EXIT)]
+    fake = faked(monkeypatch, first, second, third)
+    settings = RehearsalSettings(("job",), "job", interrupts=evenly(2))
+    report = rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    (r,) = report.rehearsals
+    a1, a2, a3 = r.record.allocations
+    assert [(a.end_reason, a.interrupt) for a in (a1, a2, a3)] == [
+        ("reclaimed", 1),
+        ("reclaimed", 2),
+        ("released", None),
+    ]
+    assert [(i.step, i.alloc_id) for i in r.record.interrupts] == [
+        (67, "rehearsal-a1"),
+        (134, "rehearsal-a2"),
+    ]
+    # the notice went with the second line read, `restored`, and was recorded there
+    assert fake.started[1].signals[0] == ("SIGTERM", 2)
+    (restore,) = [e for e in r.record.events if e.event == "restored" and e.alloc_id == a2.alloc_id]
+    assert a2.notice_us == restore.at_us
+    assert a2.end_us - a2.notice_us == 1_000_000  # the promised second, exactly
+    assert a2.restored_step == a3.restored_step == restored
+    assert codes(report) == []  # each restored the last valid checkpoint
+
+
+def test_a_notice_never_goes_to_a_job_that_has_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the job ran its 10 steps and exited before rehearse read a line of it (its stamps are
+    # in the past): its step 5 cannot bring it a notice, and the rehearsal fails saying so
+    gone = [(-50, "contractlang: total 10"), *steps(1, 10, -49, 1)]
+    fake = faked(monkeypatch, [*gone, (-30, "contractlang: accepted"), (-20, EXIT)])
+    settings = RehearsalSettings(("job",), "job")
+    with pytest.raises(ContractlangError) as exc:
+        rehearse(terms_from_text(TERMS, "t.spot"), settings)
+    (d,) = exc.value.diagnostics
+    assert (d.code, d.message) == (
+        "E706",
+        "the rehearsal of `c` could not deliver interrupt 1 of 1 (at 50% of the progress, "
+        "step 5): the job ended in allocation `rehearsal-a1` at step 10, before the notice "
+        "could reach it",
+    )
+    assert fake.started[0].signals == [("SIGKILL", 13)]  # no notice; the group killed at the end
 
 
 def test_without_a_promised_notice_the_reclaim_comes_at_once(tmp_path: Path) -> None:

@@ -4,7 +4,10 @@ a planned interrupt comes, reclaim at the deadline (or record how the job ended 
 The allocation ends in one of three ways:
 
 - **reclaimed** — a planned interrupt came: the notice signal goes to the job's process group
-  and ``SIGKILL`` follows after the notice lead (at once when the lead is 0). The end is
+  and ``SIGKILL`` follows after the notice lead (at once when the lead is 0). An interrupt
+  comes at the first report of the job's progress at or past its step: a step done, or a
+  restore from a checkpoint past it (the job ran past it in an earlier notice lead), and only
+  while the job's first process runs. The end is
   recorded at the notice + the lead exactly, even if the job exited before the deadline without
   having finished: after a notice the capacity is the provider's to take back, and a job that
   stops early (to save, say, or killed by the notice) does not give it back sooner.
@@ -252,13 +255,20 @@ class AllocationRun:
                 self.restored = n
                 s.add(RecordedEvent(at, "job", "restored", a, n))
                 self._check_restore(n)
+                if job is not None and self.deadline_ns is None and s.due(n, restored=True):
+                    self._notice(job, item.real_ns, at)
             case Verdict(accepted=ok):
                 s.result = "accepted" if ok else "rejected"
                 self.verdict = True
                 s.add(RecordedEvent(at, "job", s.result, a))
 
     def _notice(self, job: Job, real_ns: int, at: int) -> None:
+        """Interrupt the job: the notice now, the reclaim at the end of the lead. A job whose
+        first process has already exited (its exit not yet read) is not noticed: the
+        interrupt stays planned, and its allocation ends as the exit says."""
         s = self.state
+        if not job.running():
+            return
         s.fired.append(self.alloc_id)
         self.interrupt = len(s.fired)
         if self.lead_us == 0:  # no notice promised: reclaimed without one

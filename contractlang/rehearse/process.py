@@ -228,6 +228,18 @@ class Job:
             self.closed.add(item.source)
         return item
 
+    def running(self) -> bool:
+        """Whether the job's first process has not exited yet. Its exit may still be on its
+        way through the queue (and the process not yet reaped): a notice sent then would
+        reach no job, so this asks the system, without reaping it."""
+        if self.exited is not None or self.proc.returncode is not None:
+            return False
+        try:
+            flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+            return os.waitid(os.P_PID, self.proc.pid, flags) is None
+        except ChildProcessError:  # reaped already by the thread that waits for it
+            return False
+
     # ------------------------------------------------------------------ signals
 
     def signal(self, sig: signal.Signals) -> bool:

@@ -65,8 +65,8 @@ class AllocationRecord:
 @dataclass(frozen=True)
 class Interrupt:
     """A planned interrupt: at ``fraction`` of the progress, that is at ``step``; the
-    allocation its notice came in (``None``: the job finished first). That allocation was
-    reclaimed, unless the job finished its work within the notice lead (released)."""
+    allocation its notice came in, which was reclaimed (a rehearsal that could not deliver an
+    interrupt fails: E706)."""
 
     fraction: Fraction
     step: int | None

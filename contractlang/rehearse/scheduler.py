@@ -1,6 +1,8 @@
 """The scheduler of one rehearsal: allocation after allocation of the same run until the job
 ends by itself (released or failed) or has reported its verdict (a job reclaimed after its
-final validation has nothing left to do), with a replacement wait after each reclaim.
+final validation has nothing left to do), with a replacement wait after each reclaim. Every
+interrupt asked for is delivered — a notice to the running job, a reclaim when its lead runs
+out — or the rehearsal fails saying which was not, and why (E706).
 
 Each allocation's own ``requested`` is recorded when the previous one was reclaimed (the
 first at the start) and its ``started`` the replacement wait later, exactly: the scheduler's
@@ -10,11 +12,13 @@ own milliseconds between killing a job and starting the next are not part of the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
 
+from contractlang.diagnostics import NO_SPAN, error
+from contractlang.errors import ContractlangError
 from contractlang.lang.numbers import round_fraction
 from contractlang.rehearse.allocation import AllocationRun
 from contractlang.rehearse.clock import Clock
@@ -22,7 +26,7 @@ from contractlang.rehearse.plan import RehearsalPlan
 from contractlang.rehearse.process import Reaper, stop_on_signals
 from contractlang.rehearse.record import AllocationRecord, Interrupt, Record
 from contractlang.rehearse.settings import RehearsalSettings, cannot_write
-from contractlang.rehearse.state import RunState, days, recorded_limit, too_long
+from contractlang.rehearse.state import FILE, RunState, days, recorded_limit, too_long
 
 Progress = Callable[[str], None]
 
@@ -71,6 +75,9 @@ def run_rehearsal(
             requested_us, start_us = done.end_us, done.end_us + wait
     real_us = (time.monotonic_ns() - real0) // 1000
     _after(state, allocations)
+    failed = undelivered(plan, state, allocations)
+    if failed is not None:
+        raise failed
     return Record(
         plan=plan,
         run_id=settings.run_id,
@@ -93,18 +100,8 @@ def run_rehearsal(
 
 
 def _after(state: RunState, allocations: list[AllocationRecord]) -> None:
-    """Warnings about the rehearsal as a whole: interrupts that never came, no verdict."""
+    """Warnings about the rehearsal as a whole: no verdict."""
     last = allocations[-1]
-    ended = f", at step {last.end_step}" if last.end_step is not None else ""
-    for k in range(len(state.fired), len(state.interrupts)):
-        at = state.threshold(k)
-        where = f" (step {at})" if at is not None else ""
-        state.warn(
-            "W702",
-            f"the interrupt planned at {percent(state.interrupts[k])} of the progress{where} "
-            f"never came: the job ended first{ended}",
-            help="the job must report its steps (`contractlang: step N`) as it goes",
-        )
     if state.result is None and last.end_reason == "released":
         state.warn(
             "W706",
@@ -113,6 +110,78 @@ def _after(state: RunState, allocations: list[AllocationRecord]) -> None:
             help="have the job print `contractlang: accepted` (or `rejected`) after its "
             "final validation",
         )
+
+
+def undelivered(
+    plan: RehearsalPlan, state: RunState, allocations: Sequence[AllocationRecord]
+) -> ContractlangError | None:
+    """E706 when an interrupt asked for was not delivered — its notice sent to the running
+    job and the job reclaimed at the end of the lead — naming the first such and why, with
+    the rehearsal's warnings before it (a job's failure, W704, among them); else ``None``.
+    A rehearsal never returns a shorter failure path than was asked for."""
+    reclaimed = {a.interrupt for a in allocations if a.end_reason == "reclaimed"}
+    missing = [k for k in range(1, len(state.interrupts) + 1) if k not in reclaimed]
+    if not missing:
+        return None
+    k = missing[0]
+    why, help = _why(state, allocations, k)
+    at = state.threshold(k - 1)
+    where = f", step {at}" if at is not None else ""
+    drafts = ", ".join(f"`{c}`" for c in plan.contracts)
+    more = len(missing) - 1
+    after = f", nor the {more} after it" if more > 1 else ", nor the one after it" if more else ""
+    message = (
+        f"the rehearsal of {drafts} could not deliver interrupt {k} of "
+        f"{len(state.interrupts)} (at {percent(state.interrupts[k - 1])} of the progress"
+        f"{where}){after}: {why}"
+    )
+    return ContractlangError(
+        [*state.warnings, error("E706", message, NO_SPAN, file=FILE, help=help)]
+    )
+
+
+def _why(state: RunState, allocations: Sequence[AllocationRecord], k: int) -> tuple[str, str]:
+    """Why interrupt ``k`` (from 1) was not delivered, and what to do about it."""
+    noticed = [a for a in allocations if a.interrupt == k]
+    if noticed:  # its notice came, and the job finished its work within the lead
+        a = noticed[0]
+        return (
+            f"its notice came in allocation `{a.alloc_id}`, but the job finished its work "
+            f"within the notice lead (released at step {a.end_step}), so it was never reclaimed",
+            "the job must still have work left when a notice lead runs out: plan the "
+            "interrupts earlier (`--at`), or shorten the lead in real time (a larger "
+            "`--time-scale`, or `--notice`)",
+        )
+    last = allocations[-1]
+    if last.end_reason == "failed":
+        return (
+            f"the job failed first, in allocation `{last.alloc_id}`",
+            "the job's failure is the warning above",
+        )
+    if last.end_reason == "reclaimed":  # after the job's verdict: the run was over
+        return (
+            f"the job reported its result (`{state.result}`) first, in allocation "
+            f"`{last.alloc_id}`, so the run was over",
+            "plan the interrupts before the job's final validation (`--at`)",
+        )
+    if last.end_step is None:
+        return (
+            f"the job ended first, in allocation `{last.alloc_id}`, without reporting a step",
+            "the job must report its steps (`contractlang: step N`) as it goes",
+        )
+    at = state.threshold(k - 1)
+    if at is not None and last.end_step >= at:  # reported, but read once the job had gone
+        return (
+            f"the job ended in allocation `{last.alloc_id}` at step {last.end_step}, before "
+            "the notice could reach it",
+            "the job must still be running a moment after it reports the interrupt's step: "
+            "plan the interrupts earlier (`--at`)",
+        )
+    return (
+        f"the job ended first, at step {last.end_step}, in allocation `{last.alloc_id}`",
+        "plan the interrupts within the steps the job runs (`--at`), or see why it ended in "
+        "its output (`--workdir`)",
+    )
 
 
 def percent(f: Fraction) -> str:

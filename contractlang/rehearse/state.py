@@ -101,7 +101,7 @@ class RunState:
     checkpoints: list[PendingCheckpoint] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
     total: int | None = None
-    fired: list[str] = field(default_factory=list)  # alloc_id reclaimed by interrupt 1, 2, …
+    fired: list[str] = field(default_factory=list)  # alloc_id noticed by interrupt 1, 2, …
     result: Literal["accepted", "rejected"] | None = None
 
     def __post_init__(self) -> None:
@@ -125,13 +125,28 @@ class RunState:
             return None
         return max(1, math.ceil(self.interrupts[k] * self.total))
 
-    def due(self, step: int) -> bool:
-        """Whether the next planned interrupt comes at ``step``. A step reported before the
-        total is known cannot be placed: that is E704."""
+    def due(self, step: int, restored: bool = False) -> bool:
+        """Whether the next planned interrupt comes now that the job is at ``step``: it
+        reported the step done, or (``restored``) resumed from that step's checkpoint. So an
+        interrupt whose step the job passed while none could come (in an earlier allocation's
+        notice lead, whose checkpoint it restores) comes at once, not a step later or never.
+        A step reported before the total is known cannot be placed: that is E704 (a restore
+        before it waits for the first step).
+
+        >>> from contractlang.rehearse.settings import RehearsalSettings, evenly
+        >>> s = RunState(RehearsalSettings(("job",), "job", evenly(2), total_steps=200), Path())
+        >>> s.threshold(0), s.due(66), s.due(67), s.due(70, restored=True)
+        (67, False, True, True)
+        >>> s.fired.append("a1")
+        >>> s.threshold(1), s.due(133, restored=True), s.due(160, restored=True)
+        (134, False, True)
+        """
         k = len(self.fired)
         if k >= len(self.interrupts):
             return False
         at = self.threshold(k)
+        if at is None and restored:
+            return False
         if at is None:
             raise ContractlangError(
                 [
