@@ -1,12 +1,12 @@
 """A small real trainer that speaks the rehearsal protocol (`docs/rehearse.md`).
 
 ``python -m contractlang.mock_trainer`` (or ``contractlang rehearse --mock``) trains a two-layer
-network by SGD on synthetic regression data: real numpy work, a few seconds per epoch by
-default. After every epoch it writes a checkpoint atomically (the bytes to a temporary file,
-fsync, rename) and reports it with its sha256; on start it restores the newest checkpoint whose
-own checksum holds; at the end a validation loss accepts or rejects the model. The data of
-step ``s`` depends only on the seed and ``s``, so a run restored from step ``s`` computes the
-same model as one that never stopped.
+network by SGD on synthetic regression data: real numpy work, paced to 50 ms a step at least
+(2 s an epoch by default, however fast the machine). After every epoch it writes a checkpoint
+atomically (the bytes to a temporary file, fsync, rename) and reports it with its sha256; on
+start it restores the newest checkpoint whose own checksum holds; at the end a validation
+loss accepts or rejects the model. The data of step ``s`` depends only on the seed and
+``s``, so a run restored from step ``s`` computes the same model as one that never stopped.
 
 ``--slow-checkpoint 40`` (or ``CONTRACTLANG_MOCK_SLOW_CHECKPOINT=40``) writes the checkpoint
 of step 40 slowly, so a reclaim during the save leaves a partial temporary file and no
@@ -42,6 +42,10 @@ import numpy.typing as npt
 F64 = npt.NDArray[np.float64]
 PREFIX = "contractlang:"
 PARAMS = ("w1", "b1", "w2", "b2")
+#: The least wall time of a step by default: an epoch of 40 steps takes 2 s at least, so the
+#: run's last third (66 steps, 3.3 s) outlasts a 2-minute notice at `--time-scale 60` (2 s)
+#: however fast the machine, and each interrupt of `--interrupts 2` ends in a reclaim.
+STEP_SECONDS = 0.05
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -55,7 +59,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=1024, help="examples per step (1024)")
     p.add_argument("--features", type=int, default=256, help="input features (256)")
     p.add_argument(
-        "--step-seconds", type=float, default=0.0, help="least wall time of a step (0: no pause)"
+        "--step-seconds",
+        type=float,
+        default=STEP_SECONDS,
+        help=f"least wall time of a step ({STEP_SECONDS}; 0: no pause)",
     )
     p.add_argument(
         "--slow-checkpoint",

@@ -16,12 +16,14 @@ serves every test; the report it made is kept for the tests that read the record
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -35,7 +37,8 @@ from support.cli import no_traceback, run
 from typer.testing import Result
 
 from contractlang.cli import rehearse as cli_rehearse
-from contractlang.rehearse import RehearsalReport, rehearse
+from contractlang.rehearse import RehearsalReport, RehearsalSettings, rehearse
+from contractlang.rehearse.settings import evenly
 
 PRICE = Decimal("2.50")  # USD per GPU-hour, the trace's `price` (the default of `--price`)
 GPUS = 8
@@ -61,13 +64,14 @@ contract "replay-excluded" {
 
 def mock_argv(log: Path, paced: bool = True) -> tuple[str, ...]:
     """The mock of this module; ``paced``: 40 ms a step and the slow save of step 40 (what
-    the rehearsal's timing needs; the model it trains is the same either way)."""
+    the rehearsal's timing needs; the model it trains is the same either way), else as fast
+    as it goes."""
     pace = ("--step-seconds", "0.04", "--slow-checkpoint", "40", "--slow-seconds", "1.5")
     return (
         *(sys.executable, "-m", "contractlang.mock_trainer"),
         *("--epochs", "3", "--steps-per-epoch", "20"),
         *("--width", "16", "--batch", "32", "--features", "8"),
-        *(pace if paced else ()),
+        *(pace if paced else ("--step-seconds", "0")),
         *("--log", str(log)),
     )
 
@@ -406,6 +410,66 @@ def test_a_job_that_finishes_within_the_notice_is_not_started_again_nor_billed(
     mock_log = [json.loads(x)["event"] for x in log.read_text().splitlines()]
     assert mock_log.count("start") == 1  # it was not started again
     assert mock_log.count("validation") == 1  # and validated once, within the lead
+
+
+# --------------------------------------------------------------------------- under load
+
+#: Two drafts whose promises differ, so each has a rehearsal of its own: notice leads of 20 s
+#: and 10 s, replacement waits of 0 s and 20 s.
+PROMISES = """
+contract "short-notice" {
+  currency USD
+  rate trace.price per gpu_hour
+  promise reclaim notice 20 seconds
+}
+contract "shorter-notice" {
+  currency USD
+  rate trace.price per gpu_hour
+  promise reclaim notice 10 seconds
+  promise restart within 20 seconds
+}
+"""
+
+
+@contextlib.contextmanager
+def cpu_hogs(n: int = 2) -> Iterator[None]:
+    """``n`` busy processes (``while True: pass``), as long as the block runs."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+
+
+@pytest.mark.parametrize(("interrupts", "runs"), [(2, 2), (3, 2)])
+def test_every_interrupt_is_delivered_under_a_cpu_hog(
+    tmp_path: Path, interrupts: int, runs: int
+) -> None:
+    # the mock of this module cut to 36 steps (3 epochs of 12), 40 ms a step at least: the
+    # interrupts come 9 or 12 steps apart (360 ms or more), and the job has as many steps
+    # left after the last; at time scale 300 the leads last 67 ms and 33 ms of real time, so
+    # the job never finishes within one. Two busy processes keep both cores loaded; whatever
+    # rehearse and the job get of them, each draft gets every interrupt, each a reclaim
+    (tmp_path / "t.spot").write_text(PROMISES)
+    with cpu_hogs():
+        for run_number in range(runs):
+            log = tmp_path / f"mock-{run_number}.log"
+            argv = (*mock_argv(log), "--steps-per-epoch", "12")
+            settings = RehearsalSettings(
+                argv, "mock", interrupts=evenly(interrupts), time_scale=Fraction(300)
+            )
+            report = rehearse([tmp_path / "t.spot"], settings)
+            assert [c.name for c, _ in report.drafts()] == ["short-notice", "shorter-notice"]
+            for c, r in report.drafts():
+                ends = [(a.end_reason, a.interrupt) for a in r.record.allocations]
+                assert ends == [
+                    *(("reclaimed", k) for k in range(1, interrupts + 1)),
+                    ("released", None),
+                ], (c.name, run_number)
+                assert r.trace.filter(pl.col("event") == "reclaimed").height == interrupts
+                assert r.record.result == "accepted"
 
 
 def test_the_rehearsal_report_bills_each_draft(rehearsed: Rehearsed) -> None:
