@@ -9,7 +9,8 @@
 - :func:`write_file` writes to a temporary file beside the final target and renames it into
   place, so a failed or interrupted write never leaves a half-written file or replaces a good
   one. A symlink is written through to its target (the link stays); a target that is not a
-  regular file (a device such as ``/dev/full``, a FIFO) is written directly. An existing
+  regular file (a device such as ``/dev/full``, a FIFO) is made in a temporary folder and
+  copied into it through one open. An existing
   file keeps its mode; a file whose mode forbids writing is refused.
 - :func:`write_together` writes several files together or not at all (a fixture's
   expectations): every one to its temporary file first, then each renamed into place, the
@@ -246,7 +247,7 @@ def write_file(
     except OSError:
         st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
-        _guarded(path, lambda: write(target), failures)  # a device or a FIFO: no temporary file
+        _write_through(path, target, write, failures)  # a device or a FIFO
         return
     if st is not None and not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise write_error(path, "the file is read-only")
@@ -428,6 +429,32 @@ def _reported(path: Path) -> Iterator[None]:
         yield
     except OSError as exc:
         raise write_error(path, os_reason(exc)) from None
+
+
+def _write_through(
+    path: Path,
+    target: Path,
+    write: Callable[[Path], object],
+    failures: tuple[type[Exception], ...],
+) -> None:
+    """Write a device or a FIFO (``target``, not a regular file): the output is made in a
+    temporary folder, then copied into ``target`` through one open of ours. A writer that
+    opened it twice (polars may) would end a FIFO's reader at its first close, and block for
+    ever at its second; nothing is left beside ``target``, which may not even be writable
+    (``/dev``)."""
+    with tempfile.TemporaryDirectory(prefix="contractlang-") as folder:
+        made = Path(folder) / target.name
+        _guarded(path, lambda: write(made), failures)
+
+        def copy() -> None:
+            with made.open("rb") as source, target.open("wb") as sink:
+                shutil.copyfileobj(source, sink, _COPY_CHUNK)
+
+        _guarded(path, copy, failures)
+
+
+#: How much of a made output is copied into a device or a FIFO at a time.
+_COPY_CHUNK = 1 << 20
 
 
 def _guarded(
