@@ -135,6 +135,11 @@ BAD = {
         "w.toml:3:1: error[E601]: not valid TOML: invalid value",  # where tomllib notices it
         "",
     ),
+    "cut at its end, a U+2028 in a comment": (  # tomllib counts lines at `\n` only
+        "# runs \u2028 of the week\n" + workload() + 'x = "',
+        "w.toml:24:6: error[E601]: not valid TOML: unterminated string",  # after `x = "`
+        "",
+    ),
     "nested deeper than Python reads": (  # tomllib recurses: once an internal error
         workload() + "x = " + "[" * 5000 + "]" * 5000 + "\n",
         "w.toml:23:105: error[E601]: not valid TOML: arrays or tables nested too deeply",

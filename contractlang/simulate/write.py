@@ -33,7 +33,7 @@ def write_batches(
     try:
         rows = sink_batches(partial, schema, batches)
         os.replace(partial, path)
-    except Exception as exc:
+    except BaseException as exc:  # Ctrl-C and SIGTERM too: no `.partial` is left behind
         partial.unlink(missing_ok=True)
         if isinstance(exc, (OSError, pl.exceptions.PolarsError)):
             raise cannot_write(path, exc) from None
@@ -54,9 +54,11 @@ def place(written: Path, targets: Sequence[Path]) -> None:
         try:
             shutil.copyfile(written, partial)
             os.replace(partial, target)
-        except OSError as exc:
+        except BaseException as exc:
             partial.unlink(missing_ok=True)
-            raise cannot_write(target, exc) from None
+            if isinstance(exc, OSError):
+                raise cannot_write(target, exc) from None
+            raise
     try:
         os.replace(written, last)
     except OSError as exc:

@@ -156,8 +156,9 @@ def toml_syntax_error(exc: tomllib.TOMLDecodeError, source: Source, codes: Codes
     if m:
         span = Span.point(int(m.group(1)), int(m.group(2)))
     else:
-        lines = source.text.splitlines() or [""]
-        span = Span.point(len(lines), len(lines[-1]) + 1)
+        # lines end at `\n` only, as tomllib counts them (`splitlines` also breaks at U+2028)
+        lines = source.text.removesuffix("\n").split("\n")
+        span = Span.point(len(lines), len(lines[-1].removesuffix("\r")) + 1)
     message = re.sub(r"\s*\(at [^)]*\)\s*$", "", text)
     # tomllib names a table by a Python tuple, ('a', 'b'): write it as TOML does, `a.b`
     message = re.sub(
