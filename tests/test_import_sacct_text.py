@@ -509,3 +509,46 @@ def test_a_noheader_parsable_export_without_a_final_line_break(tmp_path: Path) -
         "I003",
         f"`{src}` ends mid-line, on line 2 (cut short?): its last line has 3 of 6 fields",
     )
+
+
+def test_two_ended_records_that_disagree_are_rejected_beside_a_running_one(
+    tmp_path: Path,
+) -> None:
+    """Three exports of one attempt: RUNNING in the first, COMPLETED at 21:05 in the second,
+    PREEMPTED at 11:05 the next day in the third. The running record says nothing of the end,
+    but the two that ended disagree (14 hours and a preemption): all three rejected, never
+    merged into the first end."""
+    src = tmp_path / "jobs.txt"
+    start = "2025-03-03T08:00:00|2025-03-03T09:05:00"
+    src.write_text(
+        "JobID|State|Submit|Start|End|AllocTRES\n"
+        f"9001|RUNNING|{start}|Unknown|{GPU8}\n"
+        f"9001|COMPLETED|{start}|2025-03-03T21:05:00|{GPU8}\n"
+        f"9001|PREEMPTED|{start}|2025-03-04T11:05:00|{GPU8}\n"
+        f"9002|COMPLETED|{start}|2025-03-03T10:05:00|{GPU8}\n"
+    )
+    r = import_sacct(src, "UTC")
+    assert codes(r) == [(1, "I025"), (2, "I025"), (3, "I025")]
+    assert "ended 2025-03-03T21:05:00 in row 2 and 2025-03-04T11:05:00 in row 3" in (
+        r.report.rejects[0].reason
+    )
+    # only 9002 is billed: 8 GPUs × 1 h
+    assert gpu_seconds(r) == 8 * 3600
+
+
+@pytest.mark.parametrize("order", ["submit first", "submit second"])
+def test_a_merged_attempt_keeps_the_submit_one_record_gives(tmp_path: Path, order: str) -> None:
+    """One record of the attempt has `Submit` Unknown, the other 08:00: merged, the attempt
+    waited 09:05 − 08:00 = 65 minutes in the queue, whichever row comes first."""
+    src = tmp_path / "jobs.txt"
+    rows = [
+        f"9001|COMPLETED|Unknown|2025-03-03T09:05:00|2025-03-03T10:05:00|{GPU8}|g1",
+        f"9001|COMPLETED|2025-03-03T08:00:00|2025-03-03T09:05:00|2025-03-03T10:05:00|{GPU8}|g01",
+    ]
+    if order == "submit first":
+        rows.reverse()
+    src.write_text("JobID|State|Submit|Start|End|AllocTRES|NodeList\n" + "\n".join(rows) + "\n")
+    r = import_sacct(src, "UTC")
+    assert [n.code for n in r.report.notes] == ["I042"]
+    allocs, _ = derive_facts(r.trace).collect()
+    assert allocs["queue_wait"].to_list() == [timedelta(minutes=65)]

@@ -28,9 +28,10 @@ they came.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
+from itertools import combinations
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -546,6 +547,10 @@ class _Reader:
                 continue
             ended = [j for j in group if j.end is not None]
             keep = ended[0] if ended else group[0]
+            submitted = next((j for j in group if j.submit is not None), None)
+            if keep.submit is None and submitted is not None:  # the one `Submit` they give
+                fields = {**keep.fields, "Submit": submitted.fields["Submit"]}
+                keep = replace(keep, submit=submitted.submit, fields=fields)
             self.c.note(
                 "I042",
                 "the same attempt in two records that differ only in what the bill does not "
@@ -617,9 +622,10 @@ def _rows(rows: list[int]) -> str:
 
 
 def _conflict(group: list[_Job]) -> str | None:
-    """How records of one attempt differ in what the bill reads (:data:`BILLED`), or None."""
-    a = group[0]
-    for b in group[1:]:
+    """How two records of one attempt differ in what the bill reads (:data:`BILLED`), or
+    None: every two are compared (a record still running says nothing of the end, so the two
+    that ended must agree between themselves)."""
+    for a, b in combinations(group, 2):
         pairs: list[tuple[str, object, object]] = [
             ("with {} GPUs in row {} and {} in row {}", a.gpus, b.gpus),
             ("with GPU type `{}` in row {} and `{}` in row {}", a.sku, b.sku),
