@@ -3,7 +3,7 @@ each expected amount computed by hand, the reasons behind them, the totals, the 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -530,8 +530,10 @@ def test_an_adjustment_nets_where_a_charge_line_like_it_would() -> None:
     assert amounts(own) == ("under_billed", Decimal("6.00"), Decimal("5.50"), Decimal("-0.50"))
     assert run_level.alloc_id is None
     assert amounts(run_level) == ("unexpected", None, Decimal("0.80"), Decimal("0.80"))
-    # over-billed: 0.80 of charges; nothing of credits
-    assert r.claims() == (Decimal("0.80"), 0)
+    # the run's charges netted: 0.80 over − 0.50 under = 0.30 to claim; nothing of credits,
+    # nothing owed to the provider
+    assert r.claims() == (Decimal("0.30"), 0)
+    assert r.owed_to_provider() == 0
     assert compared_once(r, events)
 
 
@@ -656,11 +658,68 @@ def test_a_correction_that_changes_the_amount_shows_on_both_invoices() -> None:
         ("2026-04", "unexpected", None, Decimal("-100.00"), Decimal("-100.00")),
     ]
     assert r.lines[1].reasons[0].term == "2 lines charged in 2026-03, on the invoice of 2026-04"
-    # the letter claims 100.00 of charges and owes 100.00 back: a net difference of 0.00
-    assert r.claims() == (Decimal("100.00"), 0)
+    # each invoice on its own is off by 100.00; the run's lines netted across the months
+    # (100.00 − 100.00 = 0.00) leave nothing to claim and nothing owed: the provider has
+    # already taken the 100.00 back
     total = r.total()
     assert (total.over_billed, total.under_billed) == (Decimal("100.00"), Decimal("100.00"))
     assert total.invoiced - total.expected == 0
+    assert r.claims() == (0, 0)
+    assert r.owed_to_provider() == 0
+
+
+def test_a_charge_billed_late_is_not_claimed() -> None:
+    """10 GPUs for 10 hours ending 31 March (100 GPU-hours at 2.00 USD = 200.00, owed in
+    March), billed exactly on the April invoice: March's invoice lacks 200.00 and April's has
+    200.00 it does not owe, each true of its invoice; netted for the run, 200.00 − 200.00 =
+    0.00 is claimed and 0.00 owed."""
+    spot = 'contract "c" {\n  currency USD\n  rate 2.00 USD per gpu_hour\n}\n'
+    events = [
+        started("r1", "a1", "2026-03-31T13:00:00Z", gpus=10),
+        released("r1", "a1", "2026-03-31T23:00:00Z"),
+        event(
+            "r1", None, "2026-03-31T13:00:00Z", "charge", source="invoice",
+            amount=Decimal("200.00"), billing_period_start=datetime(2026, 4, 1, tzinfo=UTC),
+        ),
+    ]  # fmt: skip
+    (r,) = reconcile(terms_from_text(spot, "c.spot"), trace_frame(events)).contracts
+    assert [(x.month, x.status) for x in r.lines] == [
+        ("2026-03", "missing"),
+        ("2026-04", "unexpected"),
+    ]
+    assert r.claims() == (0, 0)
+    assert r.owed_to_provider() == 0
+
+
+def test_a_credit_taken_back_by_a_correction_nets_with_the_credits() -> None:
+    """A credit of −75.00 on one invoice and a Credit line of +75.00 flagged a correction on
+    the next take the credit back: it nets with the credits (−75.00 + 75.00 = 0.00 credited),
+    not counted as a charge (W801); with no credit in the terms every comparison matches."""
+    spot = 'contract "c" {\n  currency USD\n  rate 2.00 USD per gpu_hour\n}\n'
+    feb, mar = datetime(2026, 2, 1, tzinfo=UTC), datetime(2026, 3, 1, tzinfo=UTC)
+    events = [
+        started("r1", "a1", "2026-02-10T00:00:00Z", gpus=10),
+        released("r1", "a1", "2026-02-10T10:00:00Z"),  # 100 GPU-hours: 200.00
+        event(
+            "r1", None, "2026-02-10T00:00:00Z", "charge", source="invoice",
+            amount=Decimal("200.00"), billing_period_start=feb, correction=False,
+        ),
+        event(
+            "r1", None, "2026-02-10T00:00:00Z", "credit", source="invoice",
+            amount=Decimal("-75.00"), billing_period_start=feb, correction=False,
+        ),
+        event(
+            "r1", None, "2026-02-10T00:00:00Z", "credit", source="invoice",
+            amount=Decimal("75.00"), billing_period_start=mar, correction=True,
+        ),
+    ]  # fmt: skip
+    result = reconcile(terms_from_text(spot, "c.spot"), trace_frame(events))
+    (r,) = result.contracts
+    assert {x.status for x in r.lines} == {"matched"}
+    assert r.claims() == (0, 0)
+    assert r.credits() == (0, 0)
+    assert r.invoice_lines("credit_reversal").count == 1
+    assert not result.warnings  # not a positive credit: no W801
 
 
 def test_without_billing_periods_a_correction_nets_in_its_charge_period() -> None:

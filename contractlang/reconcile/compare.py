@@ -35,10 +35,12 @@ from contractlang.lang.numbers import counted, exact_sum
 from contractlang.reconcile.invoice import PERIOD_START
 from contractlang.reconcile.model import (
     CHARGE_SIDE,
+    CREDIT_SIDE,
     LINE_KINDS,
     Basis,
     Comparison,
     Kind,
+    LineKind,
     Lines,
     Reason,
     status_of,
@@ -133,7 +135,7 @@ def compare(c: ContractResult, lines: pl.DataFrame, tolerance: Decimal) -> tuple
     charges = inv.filter(pl.col("kind").is_in(CHARGE_SIDE))
     by_alloc = _grouped(charges.filter(pl.col("alloc_id").is_not_null()), ["run_id", "alloc_id"])
     by_month = _grouped(charges.filter(pl.col("alloc_id").is_null()), ["run_id", "month"])
-    by_run = _grouped(inv.filter(pl.col("kind") == "credit"), ["run_id"])
+    by_run = _grouped(inv.filter(pl.col("kind").is_in(CREDIT_SIDE)), ["run_id"])
 
     ledger = c.ledger()
     allocs = c.allocations.with_columns(_month=s.billing_month(pl.col("end")))
@@ -300,7 +302,12 @@ def _net_notes(parts: Iterable[Lines]) -> list[Reason]:
     ``1 credit line of positive amount counted as a charge`` (W801)."""
     n = {p.kind: p.count for p in parts}
     out: list[Reason] = []
-    net = [counted(n[k], k) for k in ("reversal", "adjustment") if n.get(k)]
+    words: dict[LineKind, str] = {
+        "reversal": "reversal",
+        "adjustment": "adjustment",
+        "credit_reversal": "credit reversal",
+    }
+    net = [counted(n[k], words[k]) for k in words if n.get(k)]
     if net:
         out.append(Reason("note", "net of " + " and ".join(net), None, None))
     if n.get("positive_credit"):

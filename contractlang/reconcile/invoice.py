@@ -27,6 +27,8 @@ from contractlang.trace.sums import exact_column_total
 CURRENCY = "billing_currency"
 #: The start of the billing period of the invoice a line sits on (FOCUS ``BillingPeriodStart``).
 PERIOD_START = "billing_period_start"
+#: Whether a line corrects an earlier one (FOCUS ``ChargeClass`` ``Correction``).
+CORRECTION = "correction"
 #: The columns of :func:`invoice_lines` (then ``billing_currency`` and ``billing_period_start``
 #: when the trace has them).
 COLUMNS = (ROW, "run_id", "alloc_id", "ts", "event", "amount", "kind")
@@ -34,18 +36,37 @@ COLUMNS = (ROW, "run_id", "alloc_id", "ts", "event", "amount", "kind")
 _SHOWN = 5
 
 
-def _kind() -> pl.Expr:
-    """The line's kind: a negative ``charge`` is a ``reversal``, a positive ``credit`` a
-    ``positive_credit``; ``adjustment`` and ``tax`` are their own."""
+def _kind(correction: pl.Expr) -> pl.Expr:
+    """The line's kind: a negative ``charge`` is a ``reversal``; a positive ``credit`` flagged
+    a correction (FOCUS ``ChargeClass`` ``Correction``: ``correction`` true) a
+    ``credit_reversal``, any other positive ``credit`` a ``positive_credit``; ``adjustment``
+    and ``tax`` are their own."""
     event, amount = pl.col("event").cast(pl.String), pl.col("amount")
     return (
         pl.when(event == "charge")
         .then(pl.when(amount < 0).then(pl.lit("reversal")).otherwise(pl.lit("charge")))
         .when(event == "credit")
-        .then(pl.when(amount > 0).then(pl.lit("positive_credit")).otherwise(pl.lit("credit")))
+        .then(
+            pl.when((amount > 0) & correction.fill_null(False))
+            .then(pl.lit("credit_reversal"))
+            .when(amount > 0)
+            .then(pl.lit("positive_credit"))
+            .otherwise(pl.lit("credit"))
+        )
         .otherwise(event)
         .alias("kind")
     )
+
+
+def _is_correction(dtype: pl.DataType) -> pl.Expr:
+    """Whether a line's ``correction`` says it corrects an earlier one: a Boolean, or its text
+    (``true``, in any case) as a CSV trace holds it."""
+    col = pl.col(CORRECTION)
+    if dtype == pl.Boolean:
+        return col
+    if dtype == pl.String:
+        return col.str.strip_chars().str.to_lowercase() == "true"
+    return pl.lit(False)
 
 
 def invoice_lines(trace: Trace) -> pl.DataFrame:
@@ -68,7 +89,8 @@ def invoice_lines(trace: Trace) -> pl.DataFrame:
             }
         )
     extras = [c for c in (CURRENCY, PERIOD_START) if c in trace.columns]
-    sparse = trace.sparse.select(ROW, "amount", *extras)
+    flagged = CORRECTION in trace.sparse.columns
+    sparse = trace.sparse.select(ROW, "amount", *extras, *([CORRECTION] if flagged else []))
     lines = trace.dense.filter(pl.col("source") == "invoice")
     out = lines.join(sparse, on=ROW, how="left", maintain_order="left").select(
         pl.col(ROW),
@@ -77,7 +99,7 @@ def invoice_lines(trace: Trace) -> pl.DataFrame:
         pl.col("ts"),
         pl.col("event").cast(pl.String),
         pl.col("amount"),
-        _kind(),
+        _kind(_is_correction(sparse.schema[CORRECTION]) if flagged else pl.lit(False)),
         *([pl.col(CURRENCY).cast(pl.String)] if CURRENCY in extras else []),
         *([pl.col(PERIOD_START)] if PERIOD_START in extras else []),
     )

@@ -29,19 +29,26 @@ ReasonKind = Literal["exclusion", "credit", "cap", "charge", "note"]
 FactValue = timedelta | Decimal | int | bool | str | None
 ZERO = Decimal(0)
 #: An invoice line as reconciliation reads it: a ``charge`` of 0 or more, a ``reversal`` (a
-#: ``charge`` below 0), an ``adjustment``, a ``positive_credit`` (a ``credit`` above 0: a
-#: charge under another name), a ``credit`` (0 or less) or a ``tax`` line (never compared).
-LineKind = Literal["charge", "reversal", "adjustment", "positive_credit", "credit", "tax"]
+#: ``charge`` below 0), an ``adjustment``, a ``positive_credit`` (a ``credit`` above 0 not
+#: flagged a correction: a charge under another name), a ``credit`` (0 or less), a
+#: ``credit_reversal`` (a ``credit`` above 0 flagged a correction: it takes back an earlier
+#: credit) or a ``tax`` line (never compared).
+LineKind = Literal[
+    "charge", "reversal", "adjustment", "positive_credit", "credit", "credit_reversal", "tax"
+]
 LINE_KINDS: tuple[LineKind, ...] = (
     "charge",
     "reversal",
     "adjustment",
     "positive_credit",
     "credit",
+    "credit_reversal",
     "tax",
 )
 #: The kinds netted together and compared with the contract's charges.
 CHARGE_SIDE: tuple[LineKind, ...] = ("charge", "reversal", "adjustment", "positive_credit")
+#: The kinds netted together and compared with the contract's credits after caps.
+CREDIT_SIDE: tuple[LineKind, ...] = ("credit", "credit_reversal")
 
 
 def status_of(expected: Decimal | None, invoiced: Decimal | None, tolerance: Decimal) -> Status:
@@ -233,8 +240,8 @@ class ContractReconciliation:
 
     def credits(self) -> tuple[Decimal, Decimal]:
         """The credits the contract's own terms give (after caps) and the credits invoiced
-        (the credit lines of 0 or less: one of positive amount is a charge), both negative or
-        zero."""
+        (the credit lines of 0 or less, net of the credit reversals: a credit line of positive
+        amount not flagged a correction is a charge)."""
         lines = [c for c in self.lines if c.kind == "credit"]
         due = exact_sum(c.expected or ZERO for c in lines)
         given = exact_sum(c.invoiced or ZERO for c in lines)
@@ -244,11 +251,28 @@ class ContractReconciliation:
         """The dispute letter's two claims, discrepancies beyond the tolerance only: charges
         invoiced beyond what the terms give (net of reversals and adjustments, a credit line
         of positive amount among them), and credits the terms give that the invoice does not
-        (the credit owed by the contract's own terms); both ≥ 0."""
-        over = [c for c in self.discrepancies if c.difference > 0]
-        charges = exact_sum(c.difference for c in over if c.kind == "charge")
-        credits = exact_sum(c.difference for c in over if c.kind == "credit")
+        (the credit owed by the contract's own terms); both ≥ 0. Each run's discrepancies are
+        netted first (:meth:`_netted`): what one invoice billed beyond the terms and a later
+        one took back is not claimed."""
+        netted = self._netted()
+        charges = exact_sum(d for (kind, _), d in netted.items() if kind == "charge" and d > 0)
+        credits = exact_sum(d for (kind, _), d in netted.items() if kind == "credit" and d > 0)
         return charges, credits
+
+    def owed_to_provider(self) -> Decimal:
+        """What the invoice billed short of the terms (≥ 0), netted as :meth:`claims` nets."""
+        return exact_sum(d.copy_negate() for d in self._netted().values() if d < 0)
+
+    def _netted(self) -> dict[tuple[Kind, str], Decimal]:
+        """The discrepancies beyond the tolerance summed by kind and run: a run's charges are
+        one sum over its allocations and months — each invoice line is dated to the invoice
+        it sits on, so a charge billed late, or billed 100.00 over in March and taken back in
+        April, shows on both invoices and nets to nothing — and so are its credits."""
+        out: dict[tuple[Kind, str], Decimal] = {}
+        for c in self.discrepancies:
+            key = (c.kind, c.run_id)
+            out[key] = exact_sum((out.get(key, ZERO), c.difference))
+        return out
 
     def largest(self, n: int = 5) -> tuple[Comparison, ...]:
         """The ``n`` largest discrepancies, by |difference| (then run, allocation, kind)."""

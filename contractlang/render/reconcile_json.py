@@ -112,6 +112,7 @@ def contract_to_json(c: ContractReconciliation, sources: Sources) -> dict[str, A
             "under_billed": money(total.under_billed),
             "charges_over_billed": money(charges),
             "credits_owed": money(owed),
+            "owed_to_provider": money(c.owed_to_provider()),
             "credits_due": money(due),
             "credits_invoiced": money(given),
         },

@@ -82,9 +82,9 @@ def render_contract(c: ContractReconciliation, r: Reconciliation) -> str:
 
 
 def invoice_note(c: ContractReconciliation, money: Money) -> str | None:
-    """What the charges were compared net of, and the tax left out: ``charges net of 1
-    reversal (-1,500.00 USD); 1 tax line (12.00 USD) reported, not compared``; None when the
-    invoice has only charges of 0 or more and credits of 0 or less."""
+    """What the charges and credits were compared net of, and the tax left out: ``charges net
+    of 1 reversal (-1,500.00 USD); 1 tax line (12.00 USD) reported, not compared``; None when
+    the invoice has only charges of 0 or more and credits of 0 or less."""
     cur = c.contract.settings.currency
 
     def part(kind: LineKind, noun: str, tail: str = "") -> str:
@@ -93,6 +93,8 @@ def invoice_note(c: ContractReconciliation, money: Money) -> str | None:
 
     net = [part(k, k) for k in ("reversal", "adjustment") if c.invoice_lines(k).count]
     said = ["charges net of " + " and ".join(net)] if net else []
+    if c.invoice_lines("credit_reversal").count:
+        said.append("credits net of " + part("credit_reversal", "credit reversal"))
     positive = c.invoice_lines("positive_credit").count
     if positive:
         what = "a charge" if positive == 1 else "charges"
@@ -163,7 +165,7 @@ def dispute_rows(c: ContractReconciliation) -> list[tuple[str, Decimal, str]]:
             _n(x for x in over if x.kind == "credit"),
         ),
         ("to claim from the provider", exact_sum((charges, credits)), ""),
-        ("under-billed (owed to the provider)", total.under_billed, _n(under)),
+        ("under-billed (owed to the provider)", c.owed_to_provider(), _n(under)),
         ("net difference (invoiced − owed)", exact_difference(total.invoiced, total.expected), ""),
         ("credits the terms give, after caps", due, ""),
         ("credits on the invoice", given, ""),
