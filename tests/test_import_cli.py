@@ -396,6 +396,9 @@ def test_import_attempts_takes_sku_price_and_zone(tmp_path: Path) -> None:
         (["--sku-map", "=H100-80G"], "`--sku-map =H100-80G` is not `TYPE=SKU`"),
         (["--sku-map", "h100="], "`--sku-map h100=` is not `TYPE=SKU`"),
         (["--sku-map", "h100=H\x07"], "holds a control character"),
+        # a byte that is not UTF-8 in an argument reaches Python as a lone surrogate
+        (["--zone", "us\udc85"], "`--zone 'us\\udc85'` holds bytes that are not UTF-8"),
+        (["--sku-map", "h100=H\udc85"], "holds bytes that are not UTF-8"),
         (["--sku-map", "h100=A", "--sku-map", "h100=B"],
          "`--sku-map` maps `h100` twice: to `A` and to `B`"),
         # Slurm's types are compared in any case: `H100` is `h100`
@@ -435,6 +438,7 @@ def test_bad_pricing_and_format_flags_are_e502_naming_the_flag(
     [
         (["--sku", ""], "`--sku` is empty"),
         (["--zone", "a\nb"], "holds a control character"),
+        (["--sku", "V\udc85"], "`--sku 'V\\udc85'` holds bytes that are not UTF-8"),
         (["--price", "-0.5"], "`--price -0.5` is not a price per GPU-hour"),
     ],
 )

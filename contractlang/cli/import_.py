@@ -336,10 +336,16 @@ def _price(text: str | None) -> Decimal | None:
 
 
 def _text(flag: str, value: str | None) -> str | None:
-    """A name given to a flag (``--sku``, ``--zone``): E502 when it is empty or holds a
-    control character."""
+    """A name given to a flag (``--sku``, ``--zone``): E502 when it is empty, holds a
+    control character, or bytes that are not UTF-8 (which Python keeps as lone surrogates,
+    and no trace can hold)."""
     if value is not None and not value.strip():
         raise usage_error(f"`{flag}` is empty", help=f"leave `{flag}` out to write none")
+    if value is not None and any(unicodedata.category(ch) == "Cs" for ch in value):
+        raise usage_error(
+            f"`{flag} {value!r}` holds bytes that are not UTF-8",
+            help="give the name as UTF-8 text, as the trace holds it",
+        )
     if value is not None and any(unicodedata.category(ch) == "Cc" for ch in value):
         raise usage_error(
             f"`{flag} {value!r}` holds a control character",
