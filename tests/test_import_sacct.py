@@ -232,6 +232,25 @@ def test_unknown_and_none_and_running_jobs(tmp_path: Path) -> None:
     assert allocs["runtime"].to_list() == [timedelta(hours=1, minutes=55)]
 
 
+def test_an_attempt_running_in_two_exports_is_rejected_in_both(tmp_path: Path) -> None:
+    # the same attempt (job 2, the same Start) still running in two overlapping exports, its
+    # name changed between them: the records merge, and without --open-at neither is imported
+    run = "RUNNING|2025-01-01T00:00:00|2025-01-01T00:05:00|Unknown"
+    rows = (f"2|b|{run}|00:55:00|{GPU8}|0", f"2|b2|{run}|01:55:00|{GPU8}|0")
+    r = sacct(tmp_path, *rows)
+    assert codes(r) == [(1, "I017"), (2, "I017")]
+    assert not r.report.mapped  # the second record is not "merged" into a rejected attempt
+    assert not r.report.notes  # nor noted as imported with a caveat (I042)
+    assert r.report.accounted
+    kept = sacct(tmp_path, *rows, open_at=utc("2025-01-01 02:00:00"))
+    assert codes(kept) == []
+    assert {m.label: m.rows for m in kept.report.mapped} == {
+        "job records of an attempt already read (merged into it)": 1,
+        "job records (one allocation each)": 1,
+    }
+    assert sorted(n.code for n in kept.report.notes) == ["I035", "I042"]
+
+
 def test_steps_are_folded_into_their_job_or_rejected_without_it(tmp_path: Path) -> None:
     r = sacct(
         tmp_path,

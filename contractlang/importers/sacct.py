@@ -132,6 +132,7 @@ class _Job:
     sku: str | None
     capacity: str | None
     notes: list[tuple[str, str, str]]  # (code, message, detail), reported if it is imported
+    merged: list[_Job] = field(default_factory=list)  # other records of this attempt (I042)
 
 
 def import_sacct(
@@ -535,7 +536,6 @@ class _Reader:
                 out.append(group[0])
                 continue
             conflict = _conflict(group)
-            rows = _rows([j.row for j in group])
             if conflict is not None:
                 first = group[0]
                 neither = "neither is imported" if len(group) == 2 else "none is imported"
@@ -551,30 +551,35 @@ class _Reader:
             if keep.submit is None and submitted is not None:  # the one `Submit` they give
                 fields = {**keep.fields, "Submit": submitted.fields["Submit"]}
                 keep = replace(keep, submit=submitted.submit, fields=fields)
-            self.c.note(
-                "I042",
-                "the same attempt in two records that differ only in what the bill does not "
-                "read: one allocation",
-                keep.row,
-                f"job {keep.job.job} started {keep.fields['Start']}: {rows}, row {keep.row} kept",
-            )
-            self.c.mapped(
-                "job records of an attempt already read (merged into it)",
-                len(group) - 1,
-                one="job record of an attempt already read (merged into it)",
-            )
+            keep.merged = [j for j in group if j.row != keep.row]
             out.append(keep)
         return sorted(out, key=lambda j: j.row)
 
     def started(self, jobs: list[_Job], open_at: datetime | None) -> list[_Job]:
         """The job records that started; those still running are kept only with ``open_at``
-        (the caller counts them as mapped, after their steps)."""
+        (the caller counts them as mapped, after their steps). The records merged into an
+        attempt go with it: rejected with it, or counted as merged (I042)."""
         kept = []
         for j in jobs:
             if j.end is None and open_at is None:
-                reason = f"still running (state `{j.state}`, no `End`)"
-                self.reject_job(j.row, j.job, "I017", reason, j.record)
+                for r in (j, *j.merged):
+                    reason = f"still running (state `{r.state}`, no `End`)"
+                    self.reject_job(r.row, r.job, "I017", reason, r.record)
                 continue
+            if j.merged:
+                rows = _rows(sorted(r.row for r in (j, *j.merged)))
+                self.c.note(
+                    "I042",
+                    "the same attempt in two records that differ only in what the bill does not "
+                    "read: one allocation",
+                    j.row,
+                    f"job {j.job.job} started {j.fields['Start']}: {rows}, row {j.row} kept",
+                )
+                self.c.mapped(
+                    "job records of an attempt already read (merged into it)",
+                    len(j.merged),
+                    one="job record of an attempt already read (merged into it)",
+                )
             if j.end is None:
                 self.c.note(
                     "I035",
