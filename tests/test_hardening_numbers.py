@@ -398,6 +398,10 @@ UNREADABLE = [
     ("csv", "amount", "1e1000000", "text", "`amount` value `1e1000000` is too large"),
     ("csv", "quantity", "-1e1000000", "text", "`quantity` value `-1e1000000` is too large"),
     ("csv", "gpus", DIGITS, "text", f"`gpus` value `{SHOWN}` is too large"),
+    # digits of other scripts are no number a reader takes, not a number too large
+    ("csv", "price", "\u0662.10", "text", "`price` value `\u0662.10` is not a number"),
+    ("csv", "amount", "1.5e\u0661", "text", "`amount` value `1.5e\u0661` is not a number"),
+    ("csv", "gpus", "\uff18", "text", "`gpus` value `\uff18` is not a whole number"),
     ("csv", "step", DIGITS, "text", f"`step` value `{SHOWN}` is too large"),
     ("csv", "step", "9223372036854775808", "text", "value `9223372036854775808` is too large"),
     ("ndjson", "price", "1e1000000", "text", "`price` value `1e1000000` is too large"),
@@ -468,3 +472,17 @@ def test_a_number_no_reader_holds_is_an_error_on_its_row(
     assert result.exit_code == 2, result.output
     assert f"{trace}: row {ROW_OF[column]}: error[T002]: " in result.stderr
     assert message in result.stderr
+
+
+def test_an_extra_column_of_digits_of_another_script_is_text(tmp_path: Path) -> None:
+    """An extra column whose values are Arabic-Indic digits (a job named `١٢٣`) was typed as
+    decimals by polars' Unicode `\\d`, and every value of it was then T002 `is too large`."""
+    rows = [dict(r) for r in ROWS]
+    rows[0]["job_name"] = "\u0661\u0662\u0663"
+    header = [*HEADER, "job_name"]
+    path = tmp_path / "t.csv"
+    lines = [",".join(header), *(",".join(r.get(h, "") for h in header) for r in rows)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    trace = load_trace(path)
+    assert trace.events.schema["job_name"] == pl.String
+    assert trace.events["job_name"].to_list()[0] == "\u0661\u0662\u0663"

@@ -16,13 +16,14 @@ from contractlang.diagnostics import NO_SPAN, Diagnostic, error, warning
 from contractlang.trace import problems as pb
 from contractlang.trace.schema import DECIMAL_DTYPE, DECIMAL_SCALE
 
-_OFFSET_RE = r"(?:[Zz]|[+-]\d{2}:?\d{2})$"
-_DATETIME_RE = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
-_INT_RE = r"^[+-]?\d+$"
-_DEC_RE = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
-_PLAIN_DEC_RE = r"^[+-]?(?:\d+\.?\d*|\.\d+)$"
-_TOO_PRECISE_RE = r"\.\d{" + str(DECIMAL_SCALE) + r"}\d*[1-9]"
-_EXPONENT_RE = r"^[+-]?(\d*)\.?(\d*)[eE]([+-]?\d+)$"  # whole part, fraction, exponent
+# digits are ASCII digits: polars' `\d` is any Unicode digit, which no number parser reads
+_OFFSET_RE = r"(?:[Zz]|[+-][0-9]{2}:?[0-9]{2})$"
+_DATETIME_RE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?"
+_INT_RE = r"^[+-]?[0-9]+$"
+_DEC_RE = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
+_PLAIN_DEC_RE = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)$"
+_TOO_PRECISE_RE = r"\.[0-9]{" + str(DECIMAL_SCALE) + r"}[0-9]*[1-9]"
+_EXPONENT_RE = r"^[+-]?([0-9]*)\.?([0-9]*)[eE]([+-]?[0-9]+)$"  # whole part, fraction, exponent
 _TRUE = ("true", "t", "1", "yes", "y")
 #: The help of a value too large to be held at all (beyond it, T020 checks the range kept).
 WHOLE_TOO_LARGE = "whole numbers are kept in 64 bits"
