@@ -11,7 +11,9 @@ import pytest
 
 from contractlang.errors import ContractlangError
 from contractlang.importers import import_sacct
+from contractlang.importers import sacct_fields as sf
 from contractlang.importers.result import ImportResult
+from contractlang.importers.sacct import Allocations
 from contractlang.trace import derive_facts
 
 DATA = Path(__file__).parent / "data"
@@ -209,6 +211,22 @@ def test_gpu_counts_typed_untyped_and_not_gpus(tmp_path: Path) -> None:
     assert "sku" not in starts.columns  # no single GPU type named: no `sku` at all
     assert [n.code for n in r.report.notes] == ["I037", "I038"]
     assert codes(r) == [(3, "I016")]
+
+
+def test_a_gpu_type_that_is_empty_is_no_type(tmp_path: Path) -> None:
+    # `gres/gpu:=8` names no type: its GPUs are untyped, not of a type `""` written as the
+    # sku (which --sku-map then counted as a type it does not map, shown as `()`)
+    ok = "COMPLETED|2025-01-01T00:00:00|2025-01-01T00:00:00|2025-01-01T01:00:00|01:00:00"
+    rows = (f"1|a|{ok}|gres/gpu:=8,gres/gpu=8|0", f"2|b|{ok}|gres/gpu: =4|0")
+    r = sacct(tmp_path, *rows)
+    starts = r.events.filter(pl.col("event") == "started")
+    assert starts.select("run_id", "gpus").rows() == [("1", 8), ("2", 4)]
+    assert "sku" not in starts.columns
+    mapped = sacct(tmp_path, *rows, allocations=Allocations(sku="H100-80G", sku_map={"h100": "X"}))
+    assert mapped.events.filter(pl.col("event") == "started")["sku"].to_list() == ["H100-80G"] * 2
+    facts = dict(mapped.report.facts)
+    assert facts["allocations of a GPU type `--sku-map` does not map"] == "0"
+    assert sf.parse_gres("gpu: :2") == sf.parse_gres("gpu:2")
 
 
 def test_unknown_and_none_and_running_jobs(tmp_path: Path) -> None:

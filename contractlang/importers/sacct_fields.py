@@ -161,7 +161,8 @@ def parse_tres(text: str, field: str = "AllocTRES") -> Tres | GpuProblem:
         if key == "gres/gpu":
             counts.append((None, value))
         elif key.startswith("gres/gpu:"):
-            counts.append((key.removeprefix("gres/gpu:"), value))
+            # `gres/gpu:=8` names no type: its GPUs are untyped, never of a type `""`
+            counts.append((key.removeprefix("gres/gpu:").strip() or None, value))
     return _gpus(field, text, counts, empty=not items)
 
 
@@ -190,7 +191,7 @@ def parse_gres(text: str, field: str = "AllocGRES") -> Tres | GpuProblem:
             reason = f"`{field}` `{text}` has a GPU count that is not a whole number"
             return GpuProblem("I016", reason + " the trace can hold")
         kind = m.group("type")
-        counts.append((kind.strip().lower() if kind else None, m.group("count")))
+        counts.append(((kind or "").strip().lower() or None, m.group("count")))
     return _gpus(field, text, counts, empty=not items)
 
 
