@@ -185,3 +185,22 @@ def test_a_file_nested_too_deeply_is_i003_not_a_crash(tmp_path: Path) -> None:
         "I003",
         f"`{path}` is not JSON that can be read: lists or objects nested too deeply",
     )
+
+
+def test_a_lone_surrogate_is_rejected_and_its_record_kept_escaped(tmp_path: Path) -> None:
+    # JSON's "\ud800" reads as a lone surrogate, which no file can hold: as the run id it was
+    # exit 3 (polars could not build the column), and as any value the rejects' record was
+    r = attempts(
+        tmp_path,
+        [
+            job("a\ud800", ("2025-01-01 00:00:00", "2025-01-01 01:00:00")),
+            job("b", ("\udc00", "2025-01-01 01:00:00")),
+            job("c", ("2025-01-01 00:00:00", "2025-01-01 01:00:00")),
+        ],
+    )
+    assert [(j.row, j.code) for j in r.report.rejects] == [(1, "I023"), (2, "I015")]
+    assert r.report.rejects[0].reason == "`id` is not Unicode text (a lone surrogate)"
+    for reject in r.report.rejects:
+        reject.record.encode("utf-8")  # a record a file can hold
+    assert json.loads(r.report.rejects[0].record)["id"] == "a\ud800"  # escaped, as written
+    assert r.events["run_id"].unique().to_list() == ["c"]

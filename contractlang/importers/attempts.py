@@ -79,7 +79,7 @@ def import_attempts(
     allocations = restarted = 0
     for row, job in enumerate(jobs, start=1):
         c.rows_read += 1
-        record = json.dumps(job, ensure_ascii=False)
+        record = _record(job)
         try:
             run, gpus, submitted, attempts = _job(job, clock, name, row, time_errors)
             if run in seen:
@@ -132,6 +132,22 @@ def import_attempts(
     return ImportResult(frame, trace, report)
 
 
+def _is_text(text: str) -> bool:
+    """Whether a file can hold ``text``: JSON's ``"\\ud800"`` is a lone surrogate, no text."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _record(job: Any) -> str:
+    """A job as one line of JSON for ``--rejects``: as written, or escaped where a string
+    holds a lone surrogate."""
+    text = json.dumps(job, ensure_ascii=False)
+    return text if _is_text(text) else json.dumps(job)
+
+
 def _job(
     job: Any, zone: ZoneInfo, name: str, row: int, time_errors: list[Diagnostic]
 ) -> tuple[str, int, datetime | None, list[tuple[datetime, datetime]] | None]:
@@ -143,6 +159,8 @@ def _job(
     if isinstance(ident, bool) or not isinstance(ident, (str, int)) or not str(ident).strip():
         raise _Rejected("I023", "has no `id`")
     run = str(ident).strip()
+    if not _is_text(run):
+        raise _Rejected("I023", "`id` is not Unicode text (a lone surrogate)")
     gpus = job.get("num_gpus")
     if isinstance(gpus, bool) or not isinstance(gpus, int):
         raise _Rejected("I023", f"`num_gpus` of job `{run}` is not a whole number")
