@@ -387,6 +387,22 @@ def test_trailing_zeros_beyond_18_places_are_dropped_not_rounded(tmp_path: Path)
     )
 
 
+def test_tags_escaping_a_lone_surrogate_go_to_unattributed_not_a_crash(tmp_path: Path) -> None:
+    # `"\ud800"` is JSON, but reads as half of a character: as the run key it was exit 3 (no
+    # column holds it); a surrogate pair is one character, and a run key like any other
+    r = focus(
+        tmp_path,
+        line("1.00", Tags='{"run": "r\\ud800"}'),
+        line("2.00", Tags='{"run": "r1", "team": "\\udc00"}'),
+        line("3.00", Tags='{"run": "r\\ud83d\\ude00"}'),
+    )
+    assert [x[0] for x in rows(r, "run_id")] == [UNATTRIBUTED, UNATTRIBUTED, "r\U0001f600"]
+    notes = {n.code: n for n in r.report.notes}
+    assert [row for row, _ in notes["I030"].examples] == [1, 2]
+    detail = notes["I030"].examples[0][1]
+    assert detail.endswith("JSON, but not Unicode text (a `\\u` escape of a lone surrogate)")
+
+
 def test_tags_nested_too_deeply_go_to_unattributed_not_a_crash(tmp_path: Path) -> None:
     deep = '{"run": ' + "[" * 100_000 + "]" * 100_000 + "}"
     r = focus(tmp_path, line("1.00", Tags='{"run": "r1"}'), line("2.00", Tags=deep))

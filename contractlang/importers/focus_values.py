@@ -153,7 +153,19 @@ def tags(text: str) -> dict[str, Any]:
         raise NotTags("not JSON that can be read (a number in it has too many digits)") from None
     if not isinstance(value, dict):
         raise NotTags(f"JSON, but not an object ({json_kind(value)})")
+    if "\\u" in text and not _unicode(value):
+        raise NotTags("JSON, but not Unicode text (a `\\u` escape of a lone surrogate)")
     return value
+
+
+def _unicode(value: Any) -> bool:
+    """Whether every string of a JSON value is text a file can hold: ``"\\ud800"`` is JSON,
+    but reads as a lone surrogate, half of a character."""
+    try:
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 #: A whole number tag value longer than this many digits is kept as JSON wrote it.
