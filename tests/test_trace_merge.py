@@ -182,6 +182,15 @@ def test_a_column_with_no_value_in_a_file_takes_the_other_files_type(tmp_path: P
         assert dict(starts.select("run_id", "prio").iter_rows()) == {"r1": None, "r2": 1}
     c = ndjson_file(tmp_path / "c.ndjson", "r3", (None, None))  # JSON null throughout
     assert merged(tmp_path, c, b).schema["prio"] == pl.Int64
+    # a Parquet column has a type even with no value in it: booleans were T002 without a row
+    # (no row holds one), floating point made the other file's whole numbers decimals
+    for dtype in (pl.Boolean, pl.Float64, pl.Date):
+        d = parquet_file(tmp_path / "d.parquet", "r4", pl.Series([None, None], dtype=dtype))
+        for files in ((b, d), (d, b)):
+            frame = merged(tmp_path, *files)
+            assert frame.schema["prio"] == pl.Int64, dtype
+            starts = frame.filter(pl.col("event") == "started")
+            assert dict(starts.select("run_id", "prio").iter_rows()) == {"r2": 1, "r4": None}
 
 
 def test_text_of_any_kind_is_text(tmp_path: Path) -> None:

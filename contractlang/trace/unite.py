@@ -68,9 +68,15 @@ HELP = (
 
 
 def extra_types(prep: Prepared) -> dict[str, pl.DataType | None]:
-    """The type each extra column of a file is read as; None for one with no value in it."""
+    """The type each extra column of a file is read as; None for one with no value in it (a
+    text file's empty column, or a typed one — a Parquet column of booleans — all null)."""
     schema = prep.lf.select(prep.columns[e].norm.alias(e) for e in prep.extras).collect_schema()
-    return {e: None if prep.inferred.get(e) == pl.Null() else schema[e] for e in prep.extras}
+    typed = [e for e in prep.extras if prep.inferred.get(e) != pl.Null()]
+    held = prep.lf.select(pl.col(e).is_not_null().any() for e in typed).collect() if typed else None
+    return {
+        e: schema[e] if held is not None and e in typed and held[e].item() else None
+        for e in prep.extras
+    }
 
 
 def widened(a: pl.DataType, b: pl.DataType) -> pl.DataType | None:
