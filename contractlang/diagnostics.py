@@ -17,6 +17,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from contractlang.codes import CODES
@@ -162,6 +163,25 @@ def _excerpt(source: Source, span: Span) -> list[str]:
         text = shown
     caret = " " * (len(gutter) - 2) + "| " + " " * start + "^" * width
     return [gutter + printable(text), caret]
+
+
+#: Why a file whose name is not UTF-8 cannot be read or written, and what to do.
+NOT_UTF8_NAME = "its name is not UTF-8 text"
+RENAME = "rename it with UTF-8 characters only"
+
+
+def utf8_name(path: str | Path) -> bool:
+    """Whether a file's name is UTF-8 text: Python keeps the bytes of a name that is not as
+    lone surrogates, which polars, given the name, cannot take.
+
+    >>> utf8_name("jobs.parquet"), utf8_name(b"jobs\xff.parquet".decode("utf-8", "surrogateescape"))
+    (True, False)
+    """
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def printable(text: str) -> str:

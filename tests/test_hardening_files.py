@@ -487,3 +487,76 @@ def test_a_symlink_that_loops_is_refused_and_stays_a_link(
     assert [p.is_symlink() for p in (loop, one, two, folder)] == [True] * 4
     assert os.readlink(loop) == loop.name
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+# --------------------------------------------------------------------------- non-UTF-8 names
+
+
+def _latin1(folder: Path, name: bytes) -> Path:
+    """A path whose name holds a byte that is not UTF-8 (`\\xff`), as Python keeps it."""
+    return folder / os.fsdecode(name)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["evaluate", "{spot}", "{trace}"],
+        ["evaluate", "{spot}", "{trace}", "--shards", "2"],
+        ["compare", "{spot}", "{trace}"],
+        ["reconcile", "{spot}", "{trace}"],
+        ["trace", "validate", "{trace}"],
+        ["trace", "merge", "{trace}", "{trace}", "--out", "{out}"],
+    ],
+)
+def test_a_trace_whose_name_is_not_utf8_is_t017(
+    inputs: tuple[Path, Path], tmp_path: Path, command: list[str]
+) -> None:
+    """polars cannot take such a name (it ended in exit 3): T017 says why, exit 2."""
+    spot, good = inputs
+    trace = _latin1(tmp_path, b"t\xff.parquet")
+    trace.write_bytes(good.read_bytes())
+    args = [a.format(spot=spot, trace=trace, out=tmp_path / "m.parquet") for a in command]
+    result = run(*args)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert "error[T017]" in result.output
+    assert "its name is not UTF-8 text" in result.output
+
+
+def test_an_output_whose_name_is_not_utf8_is_e502(
+    inputs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    spot, trace = inputs
+    out = _latin1(tmp_path, b"ledger\xff.csv")
+    result = run("evaluate", spot, trace, "--ledger", out)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "error[E502]" in result.output
+    assert "its name is not UTF-8 text" in result.output
+    assert not out.exists()
+
+
+def test_an_import_of_a_file_whose_name_is_not_utf8_names_its_default_output(
+    tmp_path: Path,
+) -> None:
+    """The default output takes the input's name: refused before any work, E502."""
+    src = _latin1(tmp_path, b"jobs\xff.txt")
+    src.write_bytes((Path(__file__).parent / "data" / "sacct_requeue.txt").read_bytes())
+    result = run("import", "sacct", src, "--tz", "UTC")
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "error[E502]" in result.output
+    # given an output with a UTF-8 name, the same file imports
+    ok = run("import", "sacct", src, "--tz", "UTC", "--out", tmp_path / "jobs.parquet")
+    assert ok.exit_code == 0, ok.output
+
+
+def test_a_focus_parquet_whose_name_is_not_utf8_is_i001(tmp_path: Path) -> None:
+    src = _latin1(tmp_path, b"invoice\xff.parquet")
+    pl.DataFrame({"BilledCost": ["1.00"]}).write_parquet(tmp_path / "x.parquet")
+    src.write_bytes((tmp_path / "x.parquet").read_bytes())
+    result = run("import", "focus", src, "--run-from", "resource", "--out", tmp_path / "o.parquet")
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert "error[I001]" in result.output
+    assert "its name is not UTF-8 text" in result.output

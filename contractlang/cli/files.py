@@ -37,7 +37,7 @@ from pathlib import Path
 
 from contractlang.cli.common import os_reason, write_error
 from contractlang.cli.inputs import usage_error
-from contractlang.diagnostics import NO_SPAN, error
+from contractlang.diagnostics import NO_SPAN, NOT_UTF8_NAME, RENAME, error, utf8_name
 from contractlang.errors import ContractlangError
 
 TABLE_SUFFIXES = (".parquet", ".csv")
@@ -96,6 +96,7 @@ class Outputs:
 
     def _add(self, path: Path, flag: str, suffixes: tuple[str, ...]) -> None:
         _refuse_loop(path, flag)
+        _refuse_undecodable(path, flag)
         if path.suffix.lower() not in suffixes:
             kinds = ", ".join(f"`{x}`" for x in suffixes[:-1]) + f" or `{suffixes[-1]}`"
             raise usage_error(f"`{flag} {path}`: the file must end in {kinds}")
@@ -116,6 +117,7 @@ class Outputs:
 
     def _add_folder(self, path: Path, flag: str, *, own: bool) -> None:
         _refuse_loop(path, flag)
+        _refuse_undecodable(path, flag)
         if path.exists() and not path.is_dir():
             raise usage_error(f"`{flag} {path}` is a file, not a folder")
         if own and path.is_dir() and any(path.iterdir()):
@@ -217,6 +219,13 @@ def _refuse_loop(path: Path, flag: str) -> None:
             f"`{flag} {path}`: {looping} is a symbolic link that loops",
             help="point the link at a file, or give another path",
         )
+
+
+def _refuse_undecodable(path: Path, flag: str) -> None:
+    """E502 for an output whose name is not UTF-8 text (polars, which writes most outputs,
+    takes UTF-8 names only; an import's default output inherits its input's name)."""
+    if not utf8_name(path):
+        raise usage_error(f"`{flag} {path}`: {NOT_UTF8_NAME}", help=RENAME)
 
 
 def _within(path: str, folder: str) -> bool:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from contractlang.diagnostics import NO_SPAN, NOT_UTF8_NAME, RENAME, error, utf8_name
+from contractlang.errors import ContractlangError
 from contractlang.importers.csv_table import Table, header_of, read_table
 from contractlang.importers.focus_columns import (
     KINDS,
@@ -73,6 +75,18 @@ def _csv(p: Path, name: str, key: RunKey) -> tuple[Table, dict[str, int]]:
 
 def _parquet(p: Path, name: str, key: RunKey) -> tuple[Table, dict[str, int]]:
     """The Parquet file's table of the columns the import reads, and where each is."""
+    if not utf8_name(p):  # polars, which reads a Parquet file, takes UTF-8 names only
+        raise ContractlangError(
+            [
+                error(
+                    "I001",
+                    f"cannot read `{name}`: {NOT_UTF8_NAME}",
+                    NO_SPAN,
+                    file=name,
+                    help=RENAME,
+                )
+            ]
+        )
     schema = parquet_schema(p, name)
     header = list(schema)
     index = _header_index(name, header, key)

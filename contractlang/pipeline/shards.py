@@ -237,8 +237,10 @@ def estimate_events(trace: Source | Sequence[Source]) -> int:
                         total += int(pl.scan_parquet(path).select(pl.len()).collect().item())
                 else:
                     total += path.stat().st_size // 40
-            except (OSError, pl.exceptions.PolarsError):
-                continue  # reading it will say what is wrong with it
+            except (OSError, pl.exceptions.PolarsError, TypeError):
+                # reading it will say what is wrong with it (TypeError: a name polars cannot
+                # take, not UTF-8)
+                continue
     return total
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 from polars._typing import PolarsDataType
 
-from contractlang.diagnostics import NO_SPAN, Span, error
+from contractlang.diagnostics import NO_SPAN, NOT_UTF8_NAME, RENAME, Span, error, utf8_name
 from contractlang.errors import ContractlangError
 from contractlang.trace.schema import MONEY_COLUMNS
 from contractlang.trace.text_structure import (
@@ -66,6 +66,8 @@ def read(source: str | Path | pl.DataFrame | pl.LazyFrame, name: str) -> pl.Lazy
         raise _unreadable(name, f"cannot read `{name}`: no such file")
     if not path.is_file():
         raise _unreadable(name, f"cannot read `{name}`: not a file")
+    if not utf8_name(path):
+        raise _unreadable(name, f"cannot read `{name}`: {NOT_UTF8_NAME}", help=RENAME)
     if ext in CSV_EXTS + NDJSON_EXTS:
         _check_text(path, name, "CSV" if ext in CSV_EXTS else "NDJSON")
     try:
