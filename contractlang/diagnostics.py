@@ -174,7 +174,8 @@ def utf8_name(path: str | Path) -> bool:
     """Whether a file's name is UTF-8 text: Python keeps the bytes of a name that is not as
     lone surrogates, which polars, given the name, cannot take.
 
-    >>> utf8_name("jobs.parquet"), utf8_name(b"jobs\xff.parquet".decode("utf-8", "surrogateescape"))
+    >>> import os
+    >>> utf8_name("jobs.parquet"), utf8_name(os.fsdecode(b"jobs\\xff.parquet"))
     (True, False)
     """
     try:
