@@ -94,28 +94,6 @@ def replace_bad_bytes(text: str) -> str:
     return _BAD_BYTE.sub("\ufffd", text)
 
 
-def require_line_end(name: str, text: str) -> None:
-    """I003 when the file's last line has no line break: an export cut short (a copy stopped,
-    a disk filled) ends mid-line, and its last row — complete-looking or not — cannot be
-    trusted (`…gres/gpu=1` may have been `=16`).
-
-    >>> require_line_end("a.txt", "x|y\\n1|2\\n")
-    >>> try:
-    ...     require_line_end("a.txt", "x|y\\n1|2")
-    ... except ContractlangError as exc:
-    ...     print(exc.diagnostics[0].message)
-    `a.txt` ends mid-line, on line 2 (cut short?)
-    """
-    if text and text[-1] not in "\r\n":
-        line = text.count("\n") + 1
-        raise format_error(
-            name,
-            f"`{name}` ends mid-line, on line {line:,} (cut short?)",
-            help="a complete export ends its last line with a line break: export it again, or "
-            "add the line break if the file is whole",
-        )
-
-
 def header_index(header: Sequence[str], fields: Sequence[str]) -> dict[str, int]:
     """Each of ``fields`` the header names (in any case, blanks around it ignored) → its
     column; the first wins when one is named twice.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import polars as pl
 #: The characters a spreadsheet reads as the start of a formula, or strips before one (the
 #: OWASP guidance on CSV injection): a text cell that begins with one is written after a `'`.
 FORMULA_STARTS = "=+-@\t\r"
-_FORMULA = r"^[=+\-@\t\r]"
+_FORMULA = "^[" + re.escape(FORMULA_STARTS) + "]"
 _NUMBER = r"^[+-]?(?:\d+\.?\d*|\.\d+)$"
 
 
