@@ -47,17 +47,23 @@ from contractlang.trace.columns import Column, describe
 from contractlang.trace.normalise import Prepared
 from contractlang.trace.schema import ROW
 
-#: The digits of the largest whole number of each integer type (one missing: too wide for any).
+#: The bits of each integer type a column may hold (one missing: too wide for any).
+_BITS: dict[pl.DataType, int] = {
+    pl.Int8(): 8,
+    pl.UInt8(): 8,
+    pl.Int16(): 16,
+    pl.UInt16(): 16,
+    pl.Int32(): 32,
+    pl.UInt32(): 32,
+    pl.Int64(): 64,
+    pl.UInt64(): 64,
+    pl.Int128(): 128,
+}
+#: The digits of the largest whole number of each of them (2^bits − 1, or 2^(bits − 1) − 1
+#: signed): ``Int32`` 10, ``UInt64`` 20, ``Int128`` 39.
 _INT_DIGITS: dict[pl.DataType, int] = {
-    pl.Int8(): 3,
-    pl.Int16(): 5,
-    pl.Int32(): 10,
-    pl.Int64(): 19,
-    pl.UInt8(): 3,
-    pl.UInt16(): 5,
-    pl.UInt32(): 10,
-    pl.UInt64(): 20,
-    pl.Int128(): 39,
+    t: len(str(2 ** (bits if t.is_unsigned_integer() else bits - 1) - 1))
+    for t, bits in _BITS.items()
 }
 #: The integer types an ``Int64`` holds every value of.
 _WITHIN_64 = {t for t, d in _INT_DIGITS.items() if d <= 10} | {pl.Int64()}
@@ -156,7 +162,7 @@ def _read_as(
     prep: Prepared, types: dict[str, pl.DataType | None], united: dict[str, pl.DataType]
 ) -> Prepared:
     """``prep`` with its extras read as ``united``'s types (a column with no value in the file
-    as nulls of that type, unless it is text)."""
+    as nulls of that type)."""
     columns = dict(prep.columns)
     for column, t in types.items():
         target = united.get(column)
@@ -229,18 +235,6 @@ def _detailed(t: pl.DataType) -> str:
 
 def _bits(t: pl.DataType) -> int:
     return _BITS.get(t, 128)
-
-
-_BITS: dict[pl.DataType, int] = {
-    pl.Int8(): 8,
-    pl.UInt8(): 8,
-    pl.Int16(): 16,
-    pl.UInt16(): 16,
-    pl.Int32(): 32,
-    pl.UInt32(): 32,
-    pl.Int64(): 64,
-    pl.UInt64(): 64,
-}
 
 
 _UNITS = {"ns": "nanoseconds", "us": "microseconds", "ms": "milliseconds"}
