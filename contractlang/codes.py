@@ -2,6 +2,8 @@
 
 Codes are stable: a code, once published, keeps its meaning. `docs/language.md` and
 `docs/trace.md` list each with an example; a test checks that every code here is documented.
+A code whose case goes away is retired: it leaves :data:`CODES` and is never reused for
+another case (each retired code is a comment where it stood; its docs say what became of it).
 
 - E0xx syntax and input, E1xx names, E2xx types and units, E3xx contract structure,
   E4xx evaluation, E5xx command line and output files, E6xx workload and availability files
@@ -182,6 +184,8 @@ CODES: dict[str, str] = {
     "W601": "a verdict flips inside its 95% interval: needs more runs",
     "W602": "simulated runs gave up",
     "W701": "protocol line ignored",
+    # W702 ("planned interrupt never came") is retired: its case is now the error E706; never
+    # reuse it (docs/rehearse.md, "Retired codes")
     "W703": "job restored another step than the last valid checkpoint",
     "W704": "job failed",
     "W705": "job process outlived its allocation",
