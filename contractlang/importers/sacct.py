@@ -167,12 +167,12 @@ def import_sacct(
     index = header_index(table.header, (*REQUIRED, *OPTIONAL))
     refuse_repeated(name, table.header, index, "field")
     present = list(index)  # the fields the export has, as the man page spells them
-    require(name, table.header, present, settings)
     if "JobID" not in index and "JobIDRaw" in index:
         index["JobID"] = index["JobIDRaw"]  # `JobIDRaw` stands for it
     c = Collector("sacct", name)
+    rows = st.records(table, index, c)
     return import_records(
-        name, present, st.records(table, index, c), c, zone, settings=settings, open_at=open_at
+        name, present, rows, c, zone, settings=settings, open_at=open_at, shown=table.header
     )
 
 
@@ -222,16 +222,20 @@ def import_records(
     *,
     settings: Allocations,
     open_at: datetime | None = None,
+    shown: Sequence[str] | None = None,
 ) -> ImportResult:
     """The trace of ``rows``: ``(row, fields, record)``, the fields keyed by the man page's
     names (``JobID``, ``State``, ``Start``, ``End``, ``AllocTRES``, …; ``present`` names those
-    the export has), the record as written (for ``--rejects``). ``c`` has counted every row
-    read; rows that could not be read as fields were rejected on it already. A ``JobID`` is in
-    every row's fields (``JobIDRaw``'s value when the export has only that).
+    the export has; ``shown``, every field it names as it spells them, for a did-you-mean: by
+    default ``present``),
+    the record as written (for ``--rejects``). ``c`` has counted every row read; rows that
+    could not be read as fields were rejected on it already. A ``JobID`` is in every row's
+    fields (``JobIDRaw``'s value when the export has only that). I002 before any row is read
+    when a required field is missing (:func:`require`).
 
     This is where another form of export joins the text one (``sacct --json``: its records
     as fields, its unreadable records rejected on ``c``)."""
-    require(name, present, present, settings)
+    require(name, present if shown is None else shown, present, settings)
     gpu_field = next(f for f in GPU_FIELDS if f in present)
     kept = [f for f in KEPT if f in present]
     elapsed = "ElapsedRaw" if "ElapsedRaw" in present else "Elapsed"
