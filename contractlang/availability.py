@@ -42,7 +42,7 @@ from typing import Any, Literal
 
 from contractlang.diagnostics import NO_SPAN, Source, Span, did_you_mean, error
 from contractlang.errors import ContractlangError
-from contractlang.lang.numbers import MICROS_PER_SECOND
+from contractlang.lang.numbers import MICROS_PER_SECOND, counted
 
 __all__ = [
     "Availability",
@@ -353,7 +353,7 @@ def unread_bamboo_row(row: str) -> str | None:
     """
     fields = [f.strip() for f in row.split(",")]
     if len(fields) != 3:
-        return f"{len(fields)} field{'s' if len(fields) != 1 else ''}, not 3"
+        return f"{counted(len(fields), 'field')}, not 3"
     ms, event, node = fields
     if re.fullmatch("[0-9]+", ms) is None:
         return f"the time `{ms}` is not a whole number"

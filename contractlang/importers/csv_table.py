@@ -39,6 +39,7 @@ import polars as pl
 
 from contractlang.errors import ContractlangError
 from contractlang.importers.text import format_error, read_text
+from contractlang.lang.numbers import counted
 
 #: The record's number (data rows from 1; the header is not a row).
 ROW = "_row"
@@ -142,7 +143,7 @@ def cut_short(name: str, line: int, fields: int, width: int) -> ContractlangErro
     return format_error(
         name,
         f"`{name}` ends mid-line, on line {line:,} (cut short?): its last record has "
-        f"{fields:,} {'field' if fields == 1 else 'fields'}, the header {width:,}",
+        f"{counted(fields, 'field')}, the header {width:,}",
         help="a complete export ends its last line with a line break: export it again, or "
         "add the missing fields and the line break if the file is whole",
     )
