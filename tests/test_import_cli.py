@@ -181,8 +181,8 @@ def test_a_file_cut_short_is_not_imported(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     # the 13 fields of line 2 are cut inside the 11th, AllocTRES
     assert (
-        f"error[I003]: `{cut}` ends mid-line, on line 2 (cut short?): its last line has 11 of "
-        "13 fields"
+        f"error[I003]: `{cut}` ends mid-line, on line 2 (cut short?): its last record has 11 "
+        "fields, the header 13"
     ) in result.output
     inv = tmp_path / "inv.csv"
     header = "BilledCost,ChargeCategory,ChargePeriodStart,Tags\n"
@@ -467,7 +467,7 @@ def test_a_capacity_map_needs_a_partition_field(tmp_path: Path) -> None:
     [
         ("noheader.txt", b"7001|COMPLETED|2025-01-01T00:00:00\n", "I003", "has no header"),
         ("cut.txt", b"JobID|State|Start|End|AllocTRES\n1|COMPLETED|2025-01-0", "I003",
-         "ends mid-line, on line 2 (cut short?): its last line has 3 of 5 fields"),
+         "ends mid-line, on line 2 (cut short?): its last record has 3 fields, the header 5"),
         ("utf16.txt", "JobID|State\n".encode("utf-16"), "I001", "it is UTF-16 text"),
         ("delim.txt", b"JobID;State;Start;End;AllocTRES\n", "I003",
          "is not split at `|`: its first line is field names separated by `;`"),

@@ -315,7 +315,8 @@ def test_a_last_line_cut_inside_a_field_is_i003() -> None:
     code, message, _ = error_of(path)
     assert (code, message) == (
         "I003",
-        f"`{path}` ends mid-line, on line 3 (cut short?): its last line has 6 of 7 fields",
+        f"`{path}` ends mid-line, on line 3 (cut short?): its last record has 6 fields, the "
+        "header 7",
     )
 
 
@@ -507,7 +508,8 @@ def test_a_noheader_parsable_export_without_a_final_line_break(tmp_path: Path) -
     code, message, _ = error_of(src, fields=fields)
     assert (code, message) == (
         "I003",
-        f"`{src}` ends mid-line, on line 2 (cut short?): its last line has 3 of 6 fields",
+        f"`{src}` ends mid-line, on line 2 (cut short?): its last record has 3 fields, the "
+        "header 6",
     )
 
 

@@ -38,8 +38,7 @@ import numpy as np
 import polars as pl
 
 from contractlang.errors import ContractlangError
-from contractlang.importers.text import format_error, read_text
-from contractlang.lang.numbers import counted
+from contractlang.importers.text import cut_short, format_error, read_text
 
 #: The record's number (data rows from 1; the header is not a row).
 ROW = "_row"
@@ -135,18 +134,6 @@ def _lines_in(path: Path) -> int:
         while block := fh.read(1 << 23):
             count += block.count(b"\n")
     return count
-
-
-def cut_short(name: str, line: int, fields: int, width: int) -> ContractlangError:
-    """I003: the file's last line has no line break and its record has fewer fields than
-    the header: the file was cut there."""
-    return format_error(
-        name,
-        f"`{name}` ends mid-line, on line {line:,} (cut short?): its last record has "
-        f"{counted(fields, 'field')}, the header {width:,}",
-        help="a complete export ends its last line with a line break: export it again, or "
-        "add the missing fields and the line break if the file is whole",
-    )
 
 
 def open_quote(name: str, line: int) -> ContractlangError:

@@ -27,7 +27,7 @@ from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.importers import sacct_fields as sf
 from contractlang.importers.result import Collector, Reject
-from contractlang.importers.text import format_error, replace_bad_bytes
+from contractlang.importers.text import cut_short, format_error, replace_bad_bytes
 
 #: The fields of the export docs/import.md recommends, in its order.
 STANDARD_FIELDS = (
@@ -222,13 +222,7 @@ def _refuse_cut(name: str, table: TextTable) -> None:
         return
     have = len(table.values(table.lines[-1]))
     if have < len(table.header):
-        line = table.line_of(len(table.lines))
-        raise format_error(
-            name,
-            f"`{name}` ends mid-line, on line {line:,} (cut short?): its last line has "
-            f"{have} of {len(table.header)} fields",
-            help="a complete export ends its last line with a line break: export it again",
-        )
+        raise cut_short(name, table.line_of(len(table.lines)), have, len(table.header))
 
 
 def records(

@@ -20,6 +20,7 @@ from typing import Any
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, did_you_mean, error
 from contractlang.errors import ContractlangError
+from contractlang.lang.numbers import counted
 
 #: At most this many row errors (a DST problem, say) are shown; the rest are counted.
 MAX_ERRORS = 50
@@ -147,6 +148,21 @@ def missing_column(
 def format_error(name: str, message: str, help: str | None = None) -> ContractlangError:
     """The file is not what the adapter reads (I003)."""
     return ContractlangError([error("I003", message, NO_SPAN, file=name, help=help)])
+
+
+def cut_short(name: str, line: int, fields: int, width: int) -> ContractlangError:
+    """I003: the file's last line, ``line``, has no line break and its record has fewer
+    ``fields`` than the header's ``width``: the file was cut inside it.
+
+    >>> print(cut_short("jobs.txt", 24, 11, 13).diagnostics[0].message)
+    `jobs.txt` ends mid-line, on line 24 (cut short?): its last record has 11 fields, the header 13
+    """
+    return format_error(
+        name,
+        f"`{name}` ends mid-line, on line {line:,} (cut short?): its last record has "
+        f"{counted(fields, 'field')}, the header {width:,}",
+        help="a complete export ends its last line with a line break: export it again",
+    )
 
 
 def parse_json(

@@ -35,7 +35,7 @@ import polars as pl
 
 from contractlang.diagnostics import did_you_mean
 from contractlang.importers import focus_values as fv
-from contractlang.importers.csv_table import cut_short, records
+from contractlang.importers.csv_table import records
 from contractlang.importers.focus import _header_index
 from contractlang.importers.focus_columns import (
     DECIMAL_KEPT,
@@ -54,7 +54,7 @@ from contractlang.importers.focus_rows import MESSAGES, missing_tag
 from contractlang.importers.frame import MONEY, SOURCE_ROW, Events, validated
 from contractlang.importers.localtime import parse_timestamp
 from contractlang.importers.result import Collector, ImportResult, Reject
-from contractlang.importers.text import format_error, read_text
+from contractlang.importers.text import cut_short, format_error, read_text
 from contractlang.lang.frames import TIMESTAMP
 from contractlang.lang.numbers import EXACT, exact_sum
 
