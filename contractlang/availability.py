@@ -40,6 +40,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
+from contractlang.codes import LAST_LINE_OPEN
 from contractlang.diagnostics import NO_SPAN, Source, Span, did_you_mean, error
 from contractlang.errors import ContractlangError
 from contractlang.lang.numbers import MICROS_PER_SECOND, counted
@@ -385,8 +386,6 @@ CUT_HELP = (
     "a complete export ends its last line with a line break: export it again, or add the line "
     "break if the file is whole"
 )
-#: What a problem on such a line adds to its help: the row may be what is left of another.
-OPEN_LINE = "this last line has no line break: it may have been cut"
 
 
 def parse_bamboo(text: str, name: str) -> Availability:
@@ -405,7 +404,8 @@ def parse_bamboo(text: str, name: str) -> Availability:
         (diag,) = exc.diagnostics
         if open_line is None or diag.span.line != open_line:
             raise
-        said = f"{diag.help}; {OPEN_LINE}" if diag.help else OPEN_LINE
+        # the row may be what is left of another: the help says so
+        said = f"{diag.help}; {LAST_LINE_OPEN}" if diag.help else LAST_LINE_OPEN
         raise ContractlangError([replace(diag, help=said)], exc.sources) from None
 
 

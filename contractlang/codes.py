@@ -192,3 +192,8 @@ CODES: dict[str, str] = {
     "W706": "job ended without a verdict",
     "W801": "invoice credit line of positive amount",
 }
+
+#: The message of ``I044`` wherever it is given — a note of ``import sacct``, ``import focus``
+#: and ``import availability``, the warning of ``simulate`` on a Bamboo trace — and what the
+#: help of another problem on that line adds: one wording for one case.
+LAST_LINE_OPEN = "the last line has no line break: it may have been cut"

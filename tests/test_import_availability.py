@@ -390,4 +390,4 @@ def test_a_problem_on_a_last_line_without_a_line_break_says_it_may_have_been_cut
                  tmp_path / "o.parquet")  # fmt: skip
     assert result.exit_code == 2, result.output
     assert f"{src}:3:13: error[E609]: node `c` is removed but is not present" in result.output
-    assert "help: this last line has no line break: it may have been cut" in result.output
+    assert "help: the last line has no line break: it may have been cut" in result.output

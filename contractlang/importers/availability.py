@@ -45,6 +45,7 @@ from contractlang.availability import (
     read_availability,
     text_lines,
 )
+from contractlang.codes import LAST_LINE_OPEN
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.importers.frame import SOURCE_ROW, Events, validated
@@ -63,8 +64,6 @@ __all__ = ["allocations_of", "availability_trace", "import_availability", "slot_
 
 #: The most allocations one import makes (each is two events).
 MAX_ALLOCATIONS = 10_000_000
-#: The note on a Bamboo file whose last line has no line break, though its row reads whole.
-LAST_LINE_OPEN = "the last line has no line break: it may have been cut"
 
 
 def import_availability(

@@ -20,6 +20,7 @@ from typing import Any
 
 import polars as pl
 
+from contractlang.codes import LAST_LINE_OPEN
 from contractlang.diagnostics import NO_SPAN, did_you_mean, error
 from contractlang.errors import ContractlangError
 from contractlang.importers import focus_values as fv
@@ -59,8 +60,7 @@ MESSAGES = {
     "I036": "values FOCUS does not list, kept as written",
     "I039": "values that could not be read, left empty",
     "I030": "`Tags` that are not a JSON object (the row has no run key)",
-    "I044": "the file's last line has no line break: its record reads whole, but the file may "
-    "have been cut there",
+    "I044": LAST_LINE_OPEN,
     "I045": "amounts stored as floating point, each read as the decimal its shortest text spells",
     "I046": "`ServiceProviderName` and `ProviderName` differ: `provider` is the "
     "ServiceProviderName",

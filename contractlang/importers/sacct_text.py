@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from contractlang.codes import LAST_LINE_OPEN
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.importers import sacct_fields as sf
@@ -253,7 +254,7 @@ def records(
         if table.open_end and row == len(table.lines):
             c.note(
                 "I044",
-                "the last line has no line break: it reads whole, but may have been cut",
+                LAST_LINE_OPEN,
                 row,
                 f"line {table.line_of(row):,} ends `{replace_bad_bytes(values[-1])}`",
             )

@@ -38,6 +38,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from contractlang.availability import CUT_HELP, Availability, read_availability
+from contractlang.codes import LAST_LINE_OPEN
 from contractlang.diagnostics import Diagnostic, Severity, Source, Span, did_you_mean, warning
 from contractlang.errors import ContractlangError
 from contractlang.lang.numbers import MICROS_PER_HOUR, MICROS_PER_SECOND, duration_human
@@ -250,7 +251,7 @@ def open_line_warning(a: Availability) -> Diagnostic:
     line, width = a.open_line or 0, len(a.open_row or "")
     return warning(
         "I044",
-        "the last line has no line break: it may have been cut",
+        LAST_LINE_OPEN,
         Span(line, 1, line, width + 1),
         file=a.name,
         help=CUT_HELP,
