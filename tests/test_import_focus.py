@@ -540,7 +540,12 @@ def test_a_last_line_without_a_line_break_is_imported_when_whole(tmp_path: Path)
     r = import_focus(path, "tag:run")
     assert [x[0] for x in rows(r, "amount")] == [Decimal("1.00"), Decimal("2.00")]
     [note] = r.report.notes
-    assert (note.code, note.count, note.examples) == ("I044", 1, ((2, ""),))
+    # the note names the last line, 3, and the value it ends with, the last row's Tags
+    assert (note.code, note.count, note.examples) == (
+        "I044",
+        1,
+        ((2, 'line 3 ends `{"run": "r1"}`'),),
+    )
     # a last record with a quoted value closed and an empty last field is whole too
     path.write_text(head + good + "\n" + '3.00,Usage,2025-03-01T00:00:00Z,"x",')
     r = import_focus(path, "tag:run")

@@ -63,6 +63,8 @@ class Table:
     lines: pl.DataFrame | None = None  # fast reader: each record's first line and line count
     #: the last record's row when the file's last line has no line break (read whole)
     unterminated: int | None = None
+    #: then, that line's number and the value the record ends with (the note names them)
+    unterminated_end: tuple[int, str] | None = None
     #: the columns (header positions) whose values were stored as floating point (Parquet)
     floats: frozenset[int] = frozenset()
 
@@ -125,6 +127,8 @@ def _check_last(table: Table, name: str) -> None:
     if fields < width:
         raise cut_short(name, _lines_in(table.path) + 1, fields, width)
     table.unterminated = last
+    values = next(csv.reader(io.StringIO(text, newline="")), [])
+    table.unterminated_end = (_lines_in(table.path) + 1, values[-1] if values else "")
 
 
 def _lines_in(path: Path) -> int:

@@ -47,7 +47,7 @@ from contractlang.importers.focus_columns import (
 )
 from contractlang.importers.frame import MONEY, SOURCE_ROW, TRACE_DTYPES
 from contractlang.importers.localtime import parse_timestamp
-from contractlang.importers.result import Collector, Reject
+from contractlang.importers.result import Collector, Reject, last_line_detail, shortened
 from contractlang.lang.frames import TIMESTAMP
 from contractlang.lang.numbers import EXACT, counted
 from contractlang.trace.schema import COLUMNS, REQUIRED_COLUMNS
@@ -273,9 +273,10 @@ class _Rows:
                 extra[col] = v[x]
         self.kept_times(k, v, extra)
         self.provider(k, v, extra)
-        if self.table.unterminated is not None:
+        if self.table.unterminated is not None and self.table.unterminated_end is not None:
             last = pl.col("row") == self.table.unterminated
-            self.note(k, last, "I044", _LATER, pl.lit(""))
+            ends = last_line_detail(*self.table.unterminated_end)
+            self.note(k, last, "I044", _LATER, pl.lit(ends))
         k = k.with_columns(_run=self.runs(k))
         for n in notes(self.found, self.messages):
             self.c.noted(n)
@@ -578,8 +579,7 @@ def _tags(tag: str, keys: set[str]) -> Callable[[str], _TagsRead]:
         try:
             parsed = fv.tags(text)
         except fv.NotTags as exc:
-            shown = text if len(text) <= 40 else text[:37] + "…"
-            return "I030", f"`{shown}`: {exc}", None
+            return "I030", f"`{shortened(text)}`: {exc}", None
         keys.update(parsed)
         value = parsed.get(tag)
         if isinstance(value, fv.Ambiguous):

@@ -27,6 +27,27 @@ from contractlang.trace.model import Trace
 
 #: How many example rows a note or the rejects summary keeps.
 FIRST_ROWS = 5
+#: The longest value a note's detail shows whole.
+SHOWN = 40
+
+
+def shortened(value: str) -> str:
+    """A value as a note's detail shows it: whole up to :data:`SHOWN` characters, else its
+    start and ``…``.
+
+    >>> shortened("gres/gpu=8"), shortened("x" * 41)
+    ('gres/gpu=8', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…')
+    """
+    return value if len(value) <= SHOWN else value[: SHOWN - 3] + "…"
+
+
+def last_line_detail(line: int, value: str) -> str:
+    """The detail of an ``I044`` note: the file's last line and the value it ends with.
+
+    >>> last_line_detail(1204, "gpu-d01")
+    'line 1,204 ends `gpu-d01`'
+    """
+    return f"line {line:,} ends `{shortened(value)}`"
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from contractlang.codes import LAST_LINE_OPEN
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.importers import sacct_fields as sf
-from contractlang.importers.result import Collector, Reject
+from contractlang.importers.result import Collector, Reject, last_line_detail
 from contractlang.importers.text import cut_short, format_error, replace_bad_bytes
 
 #: The fields of the export docs/import.md recommends, in its order.
@@ -256,6 +256,6 @@ def records(
                 "I044",
                 LAST_LINE_OPEN,
                 row,
-                f"line {table.line_of(row):,} ends `{replace_bad_bytes(values[-1])}`",
+                last_line_detail(table.line_of(row), replace_bad_bytes(values[-1])),
             )
         yield row, {f: values[i].strip() for f, i in index.items()}, record

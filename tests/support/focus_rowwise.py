@@ -53,7 +53,7 @@ from contractlang.importers.focus_columns import (
 from contractlang.importers.focus_rows import MESSAGES, missing_tag
 from contractlang.importers.frame import MONEY, SOURCE_ROW, Events, validated
 from contractlang.importers.localtime import parse_timestamp
-from contractlang.importers.result import Collector, ImportResult, Reject
+from contractlang.importers.result import Collector, ImportResult, Reject, last_line_detail
 from contractlang.importers.text import cut_short, format_error, read_text
 from contractlang.lang.frames import TIMESTAMP
 from contractlang.lang.numbers import EXACT, exact_sum
@@ -87,7 +87,7 @@ def import_focus_rowwise(path: str | Path, run_from: RunKey | str) -> ImportResu
         mapped = reader.events.height
         reader.read(n, values, record)
         if n == len(every) and not whole and reader.events.height > mapped:
-            c.note("I044", MESSAGES["I044"], n, "")
+            c.note("I044", MESSAGES["I044"], n, last_line_detail(text.count("\n") + 1, values[-1]))
     reader.require_tag()
     frame = reader.events.frame()
     trace = validated(frame, name, None)
