@@ -62,14 +62,13 @@ from contractlang.importers.text import (
     row_error,
 )
 
+#: The fields an export must have (I002 in this order), of those the import reads.
 REQUIRED = ("JobID", "State", "Start", "End", "AllocTRES")
-OPTIONAL = (
-    "JobIDRaw", "JobName", "Submit", "Elapsed", "ElapsedRaw", "Restarts", "Partition", "QOS",
-    "NodeList", "AllocGRES", "ReqGRES",
-)  # fmt: skip
 #: Where the GPUs are read, in order of preference: ``AllocGRES`` and ``ReqGRES`` are the
 #: fields of Slurm before 20.11, read only when an export has no ``AllocTRES``.
 GPU_FIELDS = ("AllocTRES", "AllocGRES", "ReqGRES")
+#: The fields read when the export has them.
+OPTIONAL = tuple(f for f in (*sf.FIELDS, *GPU_FIELDS) if f not in REQUIRED)
 #: sacct fields kept as trace columns (only those the export has), and their types.
 KEPT: dict[str, tuple[str, pl.DataType]] = {
     "JobID": ("job_id", pl.String()),
@@ -85,7 +84,7 @@ KEPT: dict[str, tuple[str, pl.DataType]] = {
 #: still running), merged (``I042``).
 BILLED = ("GPUs", "GPU type (sku)", "capacity", "Submit", "End", "end state")
 HELP_EXPORT = (
-    "export with `sacct --parsable2 --duplicates --format=" + ",".join(st.STANDARD_FIELDS) + "`"
+    "export with `sacct --parsable2 --duplicates --format=" + ",".join(sf.STANDARD_FIELDS) + "`"
 )
 HELP_OFFSETS = "export with `SLURM_TIME_FORMAT=%FT%T%z` so that every time carries its UTC offset"
 

@@ -49,6 +49,17 @@ PENDING_STATES = frozenset({"PENDING"})
 REVOKED = "REVOKED"
 KNOWN_STATES = frozenset(END_REASONS) | RUNNING_STATES | PENDING_STATES | {REVOKED}
 
+#: The fields the import reads of a record, besides the GPU fields of releases before 20.11
+#: (``AllocGRES``, ``ReqGRES``), in the order of the export docs/import.md recommends: what a
+#: ``sacct --json`` record is turned into, in this order.
+FIELDS = (
+    "JobID", "JobIDRaw", "JobName", "Partition", "QOS", "State", "Submit", "Start", "End",
+    "Elapsed", "ElapsedRaw", "AllocTRES", "Restarts", "NodeList",
+)  # fmt: skip
+#: The fields of the export docs/import.md recommends (``--format=…``), in its order:
+#: :data:`FIELDS` but ``ElapsedRaw``, which says what ``Elapsed`` says.
+STANDARD_FIELDS = tuple(f for f in FIELDS if f != "ElapsedRaw")
+
 #: The largest count a trace column holds (a signed 64-bit integer): GPUs, restarts.
 MAX_COUNT = 2**63 - 1
 #: The most GPUs a count may say.

@@ -83,25 +83,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from contractlang.importers import sacct_fields as sf
 from contractlang.importers.text import format_error, json_kind, parse_json
 
-#: Every field a record can give, in the order of the export ``HELP_EXPORT`` suggests.
-FIELDS = (
-    "JobID",
-    "JobIDRaw",
-    "JobName",
-    "Partition",
-    "QOS",
-    "State",
-    "Submit",
-    "Start",
-    "End",
-    "Elapsed",
-    "ElapsedRaw",
-    "AllocTRES",
-    "Restarts",
-    "NodeList",
-)
+#: Every field a record gives, in the order of the text export docs/import.md recommends
+#: (``ElapsedRaw`` after ``Elapsed``).
+FIELDS = sf.FIELDS
 #: The code of a record that cannot be converted.
 MALFORMED = "I023"
 #: What ``sacct`` prints for a time it does not have.

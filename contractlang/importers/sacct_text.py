@@ -30,12 +30,6 @@ from contractlang.importers import sacct_fields as sf
 from contractlang.importers.result import Collector, Reject, last_line_detail
 from contractlang.importers.text import cut_short, format_error, replace_bad_bytes
 
-#: The fields of the export docs/import.md recommends, in its order.
-STANDARD_FIELDS = (
-    "JobID", "JobIDRaw", "JobName", "Partition", "QOS", "State", "Submit", "Start", "End",
-    "Elapsed", "AllocTRES", "Restarts", "NodeList",
-)  # fmt: skip
-
 
 @dataclass(frozen=True)
 class TextTable:
@@ -152,10 +146,10 @@ def _header_like(values: list[str]) -> bool:
 
 
 def _help_export(width: int | None) -> str:
-    standard = ",".join(STANDARD_FIELDS)
+    standard = ",".join(sf.STANDARD_FIELDS)
     if width is None:
         return f"export with `sacct --parsable2 --duplicates --format={standard}`"
-    if width == len(STANDARD_FIELDS):
+    if width == len(sf.STANDARD_FIELDS):
         example = f"`--fields {standard}`"
     else:
         example = f"`--fields JobID,State,Start,End,AllocTRES,…` ({width} names)"
