@@ -585,6 +585,52 @@ def test_the_zone_does_not_move_a_json_export(tmp_path: Path) -> None:
     assert a.equals(b)
 
 
+def test_a_json_export_needs_no_zone(tmp_path: Path) -> None:
+    """Every time of a JSON export carries its offset: without `--tz` it is imported, to the
+    same events as with one."""
+    zoned = import_sacct(NEW, "Asia/Tokyo").events
+    assert import_sacct(NEW).events.equals(zoned)
+    out = tmp_path / "o.parquet"
+    result = run("import", "sacct", NEW, "--out", out)
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    assert pl.read_parquet(out).equals(zoned)
+
+
+def test_a_text_export_without_a_zone_is_e502_naming_tz(tmp_path: Path) -> None:
+    """A text export's times have no offset: without `--tz` nothing is imported, and the
+    message names the flag; a file that is no export at all says that first."""
+    text = DATA / "sacct_requeue.txt"
+    out = tmp_path / "o.parquet"
+    result = run("import", "sacct", text, "--out", out)
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"contractlang: error[E502]: `--tz` is missing: `{text}` is a text export, whose times "
+        "are the cluster's local time without an offset"
+    ) in result.output
+    assert "help: name the cluster's time zone, e.g. `--tz America/New_York`" in result.output
+    assert not out.exists()
+    with pytest.raises(ContractlangError) as exc:
+        import_sacct(text)
+    [d] = exc.value.diagnostics
+    assert (d.code, d.message.startswith("`--tz` is missing")) == ("E502", True)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(ContractlangError) as exc:
+        import_sacct(empty)
+    assert [d.code for d in exc.value.diagnostics] == ["I003"]
+
+
+def test_the_help_names_both_forms_and_when_tz_is_needed() -> None:
+    result = run("import", "sacct", "--help")
+    assert result.exit_code == 0
+    said = " ".join(result.output.split())  # the help is wrapped to the terminal
+    assert "or `sacct --json`, found by its content" in said
+    assert "required for a text export, whose times have no offset" in said
+    assert "a `sacct --json` export needs none" in said
+
+
 def test_text_flags_on_a_json_export_are_refused(tmp_path: Path) -> None:
     for flags in (["--fields", "JobID,State"], ["--delimiter", "^"]):
         result = run("import", "sacct", NEW, "--tz", "UTC", "--out", tmp_path / "o.parquet", *flags)

@@ -3,6 +3,7 @@
 
 contractlang import sacct jobs.txt --tz America/New_York --out jobs.parquet
 contractlang import sacct jobs.txt --tz UTC --capacity spot --sku-map h100=H100-80G
+contractlang import sacct jobs.json --out jobs.parquet   # `sacct --json`: no `--tz`
 contractlang import focus invoice.csv --run-from tag:slurm_job --out invoice.parquet
 contractlang import attempts philly.json --tz UTC --out philly.parquet --rejects rejects.csv
 contractlang import availability us-east-1a_v100_1.json --start 2025-01-01T00:00Z --gpus 8
@@ -70,6 +71,16 @@ TzOpt = Annotated[
         help="The time zone of the file's times (IANA name, e.g. Europe/Berlin).",
     ),
 ]
+SacctTzOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tz",
+        metavar="ZONE",
+        help="The cluster's time zone (IANA name, e.g. Europe/Berlin): required for a text "
+        "export, whose times have no offset; a `sacct --json` export needs none.",
+        show_default=False,
+    ),
+]
 CapacityOpt = Annotated[
     str | None,
     typer.Option(
@@ -115,7 +126,7 @@ def register(app: typer.Typer) -> None:
     @guarded(fmt_param=None)
     def sacct_cmd(
         file: FileArg,
-        tz: TzOpt,
+        tz: SacctTzOpt = None,
         out_path: OutOpt = None,
         rejects: RejectsOpt = None,
         capacity: CapacityOpt = None,
@@ -165,12 +176,13 @@ def register(app: typer.Typer) -> None:
         zone: ZoneOpt = None,
     ) -> None:
         """Slurm accounting records (`sacct --parsable2 --duplicates`; `--parsable`, any
-        `--delimiter`, `--noheader` read with `--fields`) as a trace: one allocation per
-        attempt, the same attempt in overlapping exports once.
+        `--delimiter`, `--noheader` read with `--fields`; or `sacct --json`, found by its
+        content) as a trace: one allocation per attempt, the same attempt in overlapping
+        exports once. A text export needs `--tz`; a JSON one does not.
 
         Exit codes: 0 written, 2 bad input, 3 internal error, 130 interrupted.
         """
-        tzone = read_zone(tz)
+        tzone = read_zone(tz) if tz is not None else None
         when = parse_open_at(open_at)
         check_delimiter(delimiter)
         names = _fields(fields)

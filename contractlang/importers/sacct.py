@@ -17,8 +17,9 @@ together — is one allocation: records that differ only in what the bill does n
 merged (``I042``), records that differ in what it reads (:data:`BILLED`) are both rejected
 (``I025``).
 
-Times are the cluster's local time without an offset, read in the zone given (``--tz``); a time
-in a daylight-saving gap or a repeated hour is an error naming its row.
+Times are the cluster's local time without an offset, read in the zone given (``--tz``: a
+text export without it is E502); a time in a daylight-saving gap or a repeated hour is an error
+naming its row. A ``sacct --json`` export's times carry their offset: it needs no zone.
 
 The text of an export is split into rows by :mod:`~contractlang.importers.sacct_text`;
 :func:`import_records` maps rows of fields keyed by the man page's names, from whatever export
@@ -136,7 +137,7 @@ class _Job:
 
 def import_sacct(
     path: str | Path,
-    tz: str | ZoneInfo,
+    tz: str | ZoneInfo | None = None,
     *,
     capacity: str | None = None,
     open_at: datetime | None = None,
@@ -144,25 +145,36 @@ def import_sacct(
     delimiter: str = "|",
     allocations: Allocations | None = None,
 ) -> ImportResult:
-    """Read ``sacct --parsable2 --duplicates`` output as a trace (see the module docstring).
+    """Read ``sacct --parsable2 --duplicates`` (or ``sacct --json``) output as a trace (see
+    the module docstring).
 
-    ``tz`` is the cluster's time zone; ``capacity`` (``spot``, ``on_demand``, ``reserved``)
-    is written on every ``started`` (``allocations`` says more: per partition, the SKU, the
-    price, the zone); ``open_at`` keeps jobs still running as open allocations (validated as
-    closed at that time), without it they are rejected. ``fields`` names the fields of a
-    ``--noheader`` export in order; ``delimiter`` is ``sacct --delimiter``.
+    ``tz`` is the cluster's time zone, which a text export needs (E502 without it) and a
+    ``sacct --json`` one does not (its times carry their offset); ``capacity`` (``spot``,
+    ``on_demand``, ``reserved``) is written on every ``started`` (``allocations`` says more:
+    per partition, the SKU, the price, the zone); ``open_at`` keeps jobs still running as open
+    allocations (validated as closed at that time), without it they are rejected. ``fields``
+    names the fields of a ``--noheader`` export in order; ``delimiter`` is ``sacct
+    --delimiter``.
     """
     p = Path(path)
     name = str(p)
-    zone = tz if isinstance(tz, ZoneInfo) else read_zone(tz)
+    zone = tz if isinstance(tz, ZoneInfo) or tz is None else read_zone(tz)
     if allocations is not None and capacity is not None:
         raise TypeError("give `capacity` in `allocations`, not beside it")
     settings = allocations if allocations is not None else Allocations(capacity=capacity)
     st.check_delimiter(delimiter)
     text = read_text_keeping_bytes(p)
     if sj.looks_like_json(text):
-        return _import_json(name, text, zone, settings, open_at, fields, delimiter)
+        utc = zone if zone is not None else ZoneInfo("UTC")  # every time has its offset
+        return _import_json(name, text, utc, settings, open_at, fields, delimiter)
     table = st.split_export(name, text, fields=fields, delimiter=delimiter)
+    if zone is None:
+        raise st.usage(
+            f"`--tz` is missing: `{name}` is a text export, whose times are the cluster's local "
+            "time without an offset",
+            help="name the cluster's time zone, e.g. `--tz America/New_York` (a `sacct --json` "
+            "export needs none)",
+        )
     index = header_index(table.header, (*REQUIRED, *OPTIONAL))
     refuse_repeated(name, table.header, index, "field")
     present = list(index)  # the fields the export has, as the man page spells them
