@@ -167,6 +167,21 @@ def test_parquet_files_that_cannot_be_imported(tmp_path: Path) -> None:
         {"BilledCost": [[1.5]], "ChargeCategory": ["Usage"], "ChargePeriodStart": ["2025-03-01"],
          "Tags": ['{"run": "r"}']}
     ).write_parquet(listed)  # fmt: skip
+    # a time as whole numbers, an amount as a map: named as the trace's messages name them
+    counted_time = tmp_path / "epoch.parquet"
+    pl.DataFrame(
+        {"BilledCost": [1.5], "ChargeCategory": ["Usage"], "ChargePeriodStart": [1_740_787_200],
+         "Tags": ['{"run": "r"}']}
+    ).write_parquet(counted_time)  # fmt: skip
+    mapped = tmp_path / "mapped.parquet"
+    pq.write_table(
+        pa.table(
+            {"BilledCost": pa.array([[("a", 1.5)]], pa.map_(pa.string(), pa.float64())),
+             "ChargeCategory": ["Usage"], "ChargePeriodStart": ["2025-03-01"],
+             "Tags": ['{"run": "r"}']}
+        ),
+        mapped,
+    )  # fmt: skip
     wide = tmp_path / "wide.parquet"
     pq.write_table(
         pa.table(
@@ -182,6 +197,10 @@ def test_parquet_files_that_cannot_be_imported(tmp_path: Path) -> None:
         (damaged, "I003", "is a Parquet file that cannot be read: "),
         (not_focus, "I002", "the export has no `BilledCost` column"),
         (listed, "I003", "cannot be imported: its column `BilledCost` holds lists, not decimal "
+         "numbers"),
+        (counted_time, "I003", "cannot be imported: its column `ChargePeriodStart` holds "
+         "integers, not timestamps"),
+        (mapped, "I003", "cannot be imported: its column `BilledCost` holds maps, not decimal "
          "numbers"),
         (wide, "I003", "is a Parquet file that cannot be read: "),
     ]  # fmt: skip

@@ -15,10 +15,8 @@ asked for becomes the text that spells its values exactly.
 
 A null stays null, where a CSV has only text (empty, or ``NULL``). Rows are the file's rows in
 order, from 1; every row has every field. The file is found by its content (it begins
-and ends with ``PAR1``), not its name.
-
->>> describe(pl.List(pl.Float64)), describe(pl.Map(pl.String, pl.String))
-('lists', 'maps')
+and ends with ``PAR1``), not its name. A column of the wrong type is I003, naming what it holds
+as the trace's messages name it (:func:`~contractlang.trace.columns.describe`).
 """
 
 from __future__ import annotations
@@ -34,6 +32,7 @@ import polars as pl
 from contractlang.errors import ContractlangError
 from contractlang.importers.csv_table import FIELDS, ROW, Table, column
 from contractlang.importers.text import format_error
+from contractlang.trace.columns import describe
 from contractlang.trace.read import lenient_zones
 
 #: What a column holds, as the mapping reads it.
@@ -86,31 +85,6 @@ def parquet_schema(path: Path, name: str) -> dict[str, pl.DataType]:
             return dict(pl.read_parquet_schema(path))
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         raise _unreadable(name, _reason(exc)) from None
-
-
-def describe(dtype: pl.DataType) -> str:
-    """What a column of ``dtype`` holds, in words."""
-    if isinstance(dtype, pl.Map):
-        return "maps"
-    if isinstance(dtype, (pl.List, pl.Array)):
-        return "lists"
-    if isinstance(dtype, pl.Struct):
-        return "records"
-    if dtype == pl.Binary:
-        return "binary data"
-    if dtype == pl.Boolean:
-        return "booleans"
-    if isinstance(dtype, pl.Datetime):
-        return "timestamps"
-    if dtype == pl.Date:
-        return "dates"
-    if dtype.is_temporal():
-        return "times of day or durations"
-    if dtype.is_float():
-        return "floating-point numbers"
-    if dtype.is_numeric():
-        return "numbers"
-    return "values of another type"
 
 
 def _nested(dtype: pl.DataType) -> bool:

@@ -305,6 +305,14 @@ def ts_column(name: str, dtype: pl.DataType, file: str) -> Column | Diagnostic:
 
 
 def describe(dtype: pl.DataType) -> str:
+    """What a column of ``dtype`` holds, in words: the trace's messages, and an import's of a
+    Parquet column of the wrong type.
+
+    >>> describe(pl.Int32()), describe(pl.Decimal(38, 2)), describe(pl.Map(pl.String, pl.Int8))
+    ('integers', 'decimals', 'maps')
+    >>> describe(pl.Binary()), describe(pl.Time()), describe(pl.Duration("us"))
+    ('binary data', 'times of day', 'durations')
+    """
     if dtype.is_integer():
         return "integers"
     if dtype.is_float():
@@ -317,8 +325,16 @@ def describe(dtype: pl.DataType) -> str:
         return "timestamps"
     if dtype == pl.Date:
         return "dates"
+    if dtype == pl.Time:
+        return "times of day"
+    if isinstance(dtype, pl.Duration):
+        return "durations"
     if dtype == pl.String:
         return "text"
+    if dtype == pl.Binary:
+        return "binary data"
+    if isinstance(dtype, pl.Map):
+        return "maps"
     if isinstance(dtype, (pl.List, pl.Array)):
         return "lists"
     if isinstance(dtype, pl.Struct):
