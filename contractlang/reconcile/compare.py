@@ -43,6 +43,8 @@ from contractlang.reconcile.model import (
     LineKind,
     Lines,
     Reason,
+    counted_as_charges,
+    net_of,
     status_of,
 )
 from contractlang.reconcile.reasons import allocation_reasons, charge_reason, run_cap_reasons
@@ -300,22 +302,19 @@ def _charged_notes(month: str, billed: _Invoiced) -> list[Reason]:
 def _net_notes(parts: Iterable[Lines]) -> list[Reason]:
     """What an invoiced amount nets besides charges: ``net of 1 reversal and 1 adjustment``;
     ``1 credit line of positive amount counted as a charge`` (W801)."""
-    n = {p.kind: p.count for p in parts}
+    got = {p.kind: p for p in parts if p.count}
     out: list[Reason] = []
-    words: dict[LineKind, str] = {
-        "reversal": "reversal",
-        "adjustment": "adjustment",
-        "credit_reversal": "credit reversal",
-    }
-    net = [counted(n[k], words[k]) for k in words if n.get(k)]
+    net = [got[k] for k in _NETTED if k in got]
     if net:
-        out.append(Reason("note", "net of " + " and ".join(net), None, None))
-    if n.get("positive_credit"):
-        k = n["positive_credit"]
-        what = "a charge" if k == 1 else "charges"
-        text = f"{counted(k, 'credit line')} of positive amount counted as {what} (W801)"
+        out.append(Reason("note", net_of(net), None, None))
+    if "positive_credit" in got:
+        text = f"{counted_as_charges(got['positive_credit'])} (W801)"
         out.append(Reason("note", text, None, None))
     return out
+
+
+#: The kinds an invoiced amount is said to be net of (a comparison holds those of one side).
+_NETTED: tuple[LineKind, ...] = ("reversal", "adjustment", "credit_reversal")
 
 
 def _notes(run: str, known_runs: set[str]) -> list[Reason]:

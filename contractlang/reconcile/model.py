@@ -12,6 +12,7 @@ never round.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -19,7 +20,7 @@ from typing import Literal
 
 from contractlang.diagnostics import Diagnostic
 from contractlang.evaluate.results import ContractResult, Evaluation
-from contractlang.lang.numbers import exact_difference, exact_sum
+from contractlang.lang.numbers import counted, exact_difference, exact_sum
 from contractlang.trace.problems import Sources
 
 Status = Literal["matched", "over_billed", "under_billed", "missing", "unexpected"]
@@ -94,6 +95,50 @@ class Lines:
     kind: LineKind
     count: int
     amount: Decimal
+
+    def words(self, amount: str | None = None) -> str:
+        """These lines counted in words, with their ``amount`` as text when it is given.
+
+        >>> Lines("reversal", 1, Decimal("-3.00")).words()
+        '1 reversal'
+        >>> Lines("positive_credit", 2, Decimal("1.50")).words("1.50 USD")
+        '2 credit lines of positive amount (1.50 USD)'
+        """
+        noun, tail = _NOUNS[self.kind]
+        shown = f" ({amount})" if amount is not None else ""
+        return f"{counted(self.count, noun)}{tail}{shown}"
+
+
+#: An invoice line of each kind in words, counted (``2 credit reversals``) and after its count
+#: (``… of positive amount``): the reasons of a comparison and the summaries say the same.
+_NOUNS: dict[LineKind, tuple[str, str]] = {
+    "charge": ("charge line", ""),
+    "reversal": ("reversal", ""),
+    "adjustment": ("adjustment", ""),
+    "positive_credit": ("credit line", " of positive amount"),
+    "credit": ("credit line", ""),
+    "credit_reversal": ("credit reversal", ""),
+    "tax": ("tax line", ""),
+}
+
+
+def net_of(lines: Iterable[Lines], amount: Callable[[Lines], str] | None = None) -> str:
+    """What an amount is net of, each kind of line in words (with its amount as ``amount``
+    writes it, when given).
+
+    >>> net_of([Lines("reversal", 1, Decimal("-3")), Lines("adjustment", 2, Decimal("1"))])
+    'net of 1 reversal and 2 adjustments'
+    """
+    return "net of " + " and ".join(x.words(amount(x) if amount else None) for x in lines)
+
+
+def counted_as_charges(lines: Lines, amount: str | None = None) -> str:
+    """Credit lines of positive amount, as a charge counts them (``W801``).
+
+    >>> counted_as_charges(Lines("positive_credit", 1, Decimal("0.75")), "0.75 USD")
+    '1 credit line of positive amount (0.75 USD) counted as a charge'
+    """
+    return f"{lines.words(amount)} counted as {'a charge' if lines.count == 1 else 'charges'}"
 
 
 @dataclass(frozen=True, slots=True)

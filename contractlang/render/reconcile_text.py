@@ -17,9 +17,11 @@ from contractlang.reconcile.model import (
     STATUSES,
     Comparison,
     ContractReconciliation,
-    LineKind,
+    Lines,
     Reconciliation,
     SetAside,
+    counted_as_charges,
+    net_of,
 )
 from contractlang.render.layout import words, wrap
 from contractlang.render.numbers import counted
@@ -87,22 +89,20 @@ def invoice_note(c: ContractReconciliation, money: Money) -> str | None:
     the invoice has only charges of 0 or more and credits of 0 or less."""
     cur = c.contract.settings.currency
 
-    def part(kind: LineKind, noun: str, tail: str = "") -> str:
-        x = c.invoice_lines(kind)
-        return f"{counted(x.count, noun)}{tail} ({money(x.amount)} {cur})"
+    def amount(x: Lines) -> str:
+        return f"{money(x.amount)} {cur}"
 
-    net = [part(k, k) for k in ("reversal", "adjustment") if c.invoice_lines(k).count]
-    said = ["charges net of " + " and ".join(net)] if net else []
-    if c.invoice_lines("credit_reversal").count:
-        said.append("credits net of " + part("credit_reversal", "credit reversal"))
-    positive = c.invoice_lines("positive_credit").count
-    if positive:
-        what = "a charge" if positive == 1 else "charges"
-        said.append(
-            f"{part('positive_credit', 'credit line', ' of positive amount')} counted as {what}"
-        )
-    if c.invoice_lines("tax").count:
-        said.append(f"{part('tax', 'tax line')} reported, not compared")
+    net = [c.invoice_lines(k) for k in ("reversal", "adjustment") if c.invoice_lines(k).count]
+    said = ["charges " + net_of(net, amount)] if net else []
+    back, positive, tax = (
+        c.invoice_lines(k) for k in ("credit_reversal", "positive_credit", "tax")
+    )
+    if back.count:
+        said.append("credits " + net_of([back], amount))
+    if positive.count:
+        said.append(counted_as_charges(positive, amount(positive)))
+    if tax.count:
+        said.append(f"{tax.words(amount(tax))} reported, not compared")
     return "; ".join(said) if said else None
 
 
