@@ -16,20 +16,22 @@ from pathlib import Path
 
 import pytest
 from support.cli import no_traceback, run
-from support.scenario import accepted, released, started, trace_frame
+from support.scenario import trace_frame
+from support.ties import (
+    GIVEN,
+    HUNDRED_GPU_HOURS,
+    NEVER_ACCEPTED,
+    REVERSED,
+    expected_order,
+    ranks,
+    tied_terms,
+    write_drafts,
+)
 
 from contractlang.compare import compare
 from contractlang.pipeline.language import terms_from_text
 
-# 10 GPUs for 10 hours, released, accepted: 10 × 10 = 100 GPU-hours in one run.
-HUNDRED_GPU_HOURS = [
-    started("r1", "a1", 0, gpus=10),
-    released("r1", "a1", 600),
-    accepted("r1", 601),
-]
-# The same run, never accepted: its cost per accepted run is none under every draft.
-NEVER_ACCEPTED = HUNDRED_GPU_HOURS[:2]
-
+# The run of 100 GPU-hours (support/ties.py) under each draft:
 CONTRACTS = {
     # 2 USD × 100 GPU-hours = 200.00
     "zeta": 'contract "zeta" {\n  currency USD\n  rate 2 USD per gpu_hour\n}\n',
@@ -43,9 +45,6 @@ CONTRACTS = {
         '  credit "half" 50% of charge when end_reason == released\n}\n'
     ),
 }
-GIVEN = ("zeta", "alpha", "cheap", "mid")
-REVERSED = tuple(reversed(GIVEN))
-
 BUDGETS = {
     # every draft meets it: cheap's margin 250 − 100 = 150, the tied ones' 250 − 200 = 50
     "all meet": 'budget "b" {\n  require sum(net) <= 250 USD\n}\n',
@@ -58,14 +57,11 @@ def expected_ranks(order: tuple[str, ...], trace_decides_nothing: bool = False) 
     """cheap first (the lowest net, the largest margin, the only one to meet `tied fail`),
     then the three tied drafts in the order given; with a headline no draft can measure,
     every draft ties and all keep the order given."""
-    if trace_decides_nothing:
-        return {name: k for k, name in enumerate(order, start=1)}
-    tied = [name for name in order if name != "cheap"]
-    return {"cheap": 1} | {name: k for k, name in enumerate(tied, start=2)}
+    return ranks(expected_order(order, trace_decides_nothing))
 
 
 def spot(order: tuple[str, ...], budget: str | None) -> str:
-    return "\n".join(CONTRACTS[name] for name in order) + ("\n" + budget if budget else "")
+    return tied_terms(CONTRACTS, order, budget)
 
 
 def test_the_tied_drafts_are_tied() -> None:
@@ -106,10 +102,7 @@ def test_drafts_whose_headline_is_not_measurable_keep_the_order_given(
 def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Each draft in its own file, each budget in its own, and the trace as Parquet."""
     d = tmp_path_factory.mktemp("tied")
-    for name, text in CONTRACTS.items():
-        (d / f"{name}.spot").write_text(text, encoding="utf-8")
-    for k, text in enumerate(BUDGETS.values()):
-        (d / f"budget{k}.spot").write_text(text, encoding="utf-8")
+    write_drafts(d, CONTRACTS, BUDGETS)
     trace_frame(HUNDRED_GPU_HOURS).write_parquet(d / "trace.parquet")
     return d
 

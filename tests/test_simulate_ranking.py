@@ -17,7 +17,17 @@ from pathlib import Path
 
 import pytest
 from support.cli import no_traceback, run
-from support.scenario import accepted, released, started, trace_frame
+from support.scenario import trace_frame
+from support.ties import (
+    GIVEN,
+    HUNDRED_GPU_HOURS,
+    NEVER_ACCEPTED,
+    REVERSED,
+    expected_order,
+    ranks,
+    tied_terms,
+    write_drafts,
+)
 from support.workloads import write_workload
 
 from contractlang.pipeline.evaluation import evaluate
@@ -25,15 +35,7 @@ from contractlang.pipeline.language import terms_from_text
 from contractlang.simulate import simulate
 from contractlang.simulate.ranking import rank
 
-# 10 GPUs for 10 hours, released, accepted: 10 × 10 = 100 GPU-hours in one run.
-HUNDRED_GPU_HOURS = [
-    started("r1", "a1", 0, gpus=10),
-    released("r1", "a1", 600),
-    accepted("r1", 601),
-]
-# The same run, never accepted: its cost per accepted run is none under every draft.
-NEVER_ACCEPTED = HUNDRED_GPU_HOURS[:2]
-
+# The run of 100 GPU-hours (support/ties.py) under each draft:
 CONTRACTS = {
     # 2.10 USD × 100 GPU-hours = 210.00
     "zeta": 'contract "zeta" {\n  currency USD\n  rate 2.10 USD per gpu_hour\n}\n',
@@ -48,9 +50,6 @@ CONTRACTS = {
         "  rate 2.10 USD per gpu_hour\n  billing increment 1 second\n}\n"
     ),
 }
-GIVEN = ("zeta", "alpha", "cheap", "mid")
-REVERSED = tuple(reversed(GIVEN))
-
 BUDGETS = {
     # every draft meets it; cheap's margin is the largest (its cost is half the others')
     "all meet": 'budget "b" {\n  require p95(cost_per_accepted_run) <= 100000000 USD\n}\n',
@@ -59,16 +58,8 @@ BUDGETS = {
 }
 
 
-def expected_order(order: tuple[str, ...], all_tie: bool = False) -> list[str]:
-    """cheap first, then the three tied drafts in the order given; when no draft has a
-    figure to rank by, every draft ties and all keep the order given."""
-    if all_tie:
-        return list(order)
-    return ["cheap", *(name for name in order if name != "cheap")]
-
-
 def spot(order: tuple[str, ...], budget: str | None) -> str:
-    return "\n".join(CONTRACTS[name] for name in order) + ("\n" + budget if budget else "")
+    return tied_terms(CONTRACTS, order, budget)
 
 
 @pytest.mark.parametrize("order", [GIVEN, REVERSED], ids=["given", "reversed"])
@@ -101,10 +92,7 @@ def test_drafts_with_no_figure_to_rank_by_keep_the_order_of_the_terms(
 def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Each draft in its own file, the budgets, and a small workload."""
     d = tmp_path_factory.mktemp("tied")
-    for name, text in CONTRACTS.items():
-        (d / f"{name}.spot").write_text(text, encoding="utf-8")
-    for k, text in enumerate(BUDGETS.values()):
-        (d / f"budget{k}.spot").write_text(text, encoding="utf-8")
+    write_drafts(d, CONTRACTS, BUDGETS)
     write_workload(d, runs=40)
     return d
 
@@ -146,6 +134,4 @@ def test_the_json_ranks_tied_drafts_in_the_order_given_on_the_command_line(
     doc = json.loads(result.stdout)
     want = expected_order(order)
     assert doc["ranking"]["order"] == want
-    assert {c["name"]: c["rank"] for c in doc["contracts"]} == {
-        name: k for k, name in enumerate(want, start=1)
-    }
+    assert {c["name"]: c["rank"] for c in doc["contracts"]} == ranks(want)
