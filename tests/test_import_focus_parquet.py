@@ -209,6 +209,8 @@ def test_parquet_files_that_cannot_be_imported(tmp_path: Path) -> None:
             import_focus(path, "tag:run")
         [d] = exc.value.diagnostics
         assert (d.code, message in d.message) == (code, True), d.message
+        # only a file that does not end with its footer is said to be cut short
+        assert ("PAR1" in (d.help or "")) == (path == cut), d.help
         out = tmp_path / "out.parquet"
         result = run("import", "focus", path, "--run-from", "tag:run", "--out", out)
         no_traceback(result)

@@ -114,6 +114,18 @@ def test_fields_missing_a_required_one_is_i002(tmp_path: Path) -> None:
     )
 
 
+def test_fields_naming_one_field_twice_is_e502(tmp_path: Path) -> None:
+    """A flag mistake, said as one (it read "names the field … in its header", of a file
+    that has none)."""
+    src = tmp_path / "jobs.txt"
+    src.write_text(f"1|{OK}|{GPU8}\n")
+    code, message, help = error_of(
+        src, fields=["JobID", "State", "Submit", "Start", "End", "jobid"]
+    )
+    assert (code, message) == ("E502", "`--fields` names `jobid` twice (fields 1 and 6)")
+    assert help == "name each field once, in the order `sacct --format` listed them"
+
+
 # --------------------------------------------------------------------------- delimiters
 
 

@@ -58,11 +58,16 @@ def is_parquet(path: Path) -> bool:
         return False
 
 
-def _unreadable(name: str, why: str) -> ContractlangError:
+def _unreadable(name: str, why: str, *, whole: bool = True) -> ContractlangError:
+    """I003: the file cannot be read; ``whole`` when its footer is there (the file is not cut
+    short: polars cannot read what it holds)."""
     return format_error(
         name,
         f"`{name}` is a Parquet file that cannot be read: {why}",
-        help="export it again; a whole Parquet file ends with its footer and `PAR1`",
+        help="it ends with its footer, but what it holds cannot be read: write it again with "
+        "types polars reads (decimals of at most 38 digits, say)"
+        if whole
+        else "export it again; a whole Parquet file ends with its footer and `PAR1`",
     )
 
 
@@ -79,7 +84,7 @@ def parquet_schema(path: Path, name: str) -> dict[str, pl.DataType]:
         fh.seek(max(0, size - len(MAGIC)))
         tail = fh.read()
     if size < 2 * len(MAGIC) or tail != MAGIC:
-        raise _unreadable(name, "it does not end with `PAR1` (cut short?)")
+        raise _unreadable(name, "it does not end with `PAR1` (cut short?)", whole=False)
     try:
         with lenient_zones():  # a fixed-offset zone (`+05:30`) is read as UTC instants below
             return dict(pl.read_parquet_schema(path))

@@ -75,7 +75,12 @@ def check_delimiter(delimiter: str) -> None:
 
 
 def check_fields(fields: Sequence[str]) -> list[str]:
-    """``--fields`` as names (blanks around each taken off); E502 when one is empty."""
+    """``--fields`` as names (blanks around each taken off); E502 when one is empty or one
+    is named twice (in any case: which of the two columns to read is not ours to guess).
+
+    >>> check_fields([" JobID", "State "])
+    ['JobID', 'State']
+    """
     names = [f.strip() for f in fields]
     if not names or any(not n for n in names):
         raise usage(
@@ -83,6 +88,14 @@ def check_fields(fields: Sequence[str]) -> list[str]:
             help="name the fields in the order `sacct --format` listed them, e.g. "
             "`--fields JobID,State,Start,End,AllocTRES`",
         )
+    seen: dict[str, int] = {}
+    for i, n in enumerate(names, start=1):
+        if n.lower() in seen:
+            raise usage(
+                f"`--fields` names `{n}` twice (fields {seen[n.lower()]} and {i})",
+                help="name each field once, in the order `sacct --format` listed them",
+            )
+        seen[n.lower()] = i
     return names
 
 
