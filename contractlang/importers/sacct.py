@@ -350,16 +350,16 @@ class _Reader:
         if record in self.seen:
             return self.reject(row, "I012", f"repeats row {self.seen[record]} exactly", record)
         self.seen[record] = row
-        bad = [f for f, v in fields.items() if has_bad_bytes(v)]
-        unreadable = [f for f in bad if f in self.read_fields]
-        if unreadable:
-            reason = f"`{unreadable[0]}` holds bytes that are not UTF-8"
-            return self.reject(row, "I027", reason, record)
         notes: list[tuple[str, str, str]] = []
-        if bad:
+        if has_bad_bytes("".join(fields.values())):  # seldom: then judged field by field
+            bad = [f for f, v in fields.items() if has_bad_bytes(v)]
+            unreadable = [f for f in bad if f in self.read_fields]
+            if unreadable:
+                reason = f"`{unreadable[0]}` holds bytes that are not UTF-8"
+                return self.reject(row, "I027", reason, record)
             shown = ", ".join(f"`{f}`" for f in bad)
             notes.append(("I043", "bytes that are not UTF-8 replaced by U+FFFD", shown))
-        fields = {f: replace_bad_bytes(v) for f, v in fields.items()}
+            fields = {f: replace_bad_bytes(v) for f, v in fields.items()}
         job = sf.parse_job_id(fields["JobID"])
         if job is None:
             return self.reject(row, "I011", f"`JobID` `{fields['JobID']}` is not a job ID", record)
