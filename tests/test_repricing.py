@@ -1,4 +1,4 @@
-"""The price search's split evaluation (`evaluate/repricing.py`) is, run by run and column by
+"""The price search's split evaluation (`compare/repricing.py`) is, run by run and column by
 column, the evaluation of the contract from the charge at the same multiplier
 (`variants.at_multiplier`, itself checked in test_compare.py against the contract with every
 rate's price written multiplied in its source text)."""
@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 from support.events import T0, Event, frame, released, started
 
+from contractlang.compare.repricing import GROUPS, Repricing, prices_at, repricing
+from contractlang.compare.variants import Staged, at_multiplier, stage_contract
 from contractlang.errors import ContractlangError
-from contractlang.evaluate.repricing import GROUPS, Repricing, prices_at, repricing
-from contractlang.evaluate.variants import Staged, at_multiplier, stage_contract
 from contractlang.pipeline.language import load_terms, terms_from_text
 from contractlang.trace.derive import derive_facts
 from contractlang.trace.generate import generate_trace

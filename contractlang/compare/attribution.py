@@ -2,7 +2,7 @@
 what it would take for the draft to meet the ranking budget.
 
 Each variant restarts at the stage its clause acts in
-(:func:`~contractlang.evaluate.variants.without`) and measures only the requirements the terms
+(:func:`~contractlang.compare.variants.without`) and measures only the requirements the terms
 move (:class:`~.budgets.BudgetMeter`).
 """
 
@@ -17,9 +17,9 @@ import polars as pl
 from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import Attribution, Outcome, ToPass
 from contractlang.compare.price import price_to_pass
+from contractlang.compare.variants import Removable, Staged, removable_clauses, without
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import ContractResult
-from contractlang.evaluate.variants import Removable, Staged, removable_clauses, without
 
 
 def attribute(

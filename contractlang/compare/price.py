@@ -9,9 +9,9 @@ the interval's end — a multiplier at which the draft was evaluated exactly. A 
 narrower than the grid's step can be missed; every evaluation is kept (``probes``).
 
 The multipliers of a round (the whole grid, or one midpoint) are priced together
-(:func:`~contractlang.evaluate.repricing.prices_at`): the allocations no credit can reach in one
+(:func:`~contractlang.compare.repricing.prices_at`): the allocations no credit can reach in one
 pass of exact integers, only the others again from the charge — or, where that cannot be exact,
-each multiplier whole from the charge (:func:`~contractlang.evaluate.variants.at_multiplier`).
+each multiplier whole from the charge (:func:`~contractlang.compare.variants.at_multiplier`).
 Each measures only the requirements the terms move (:class:`~.budgets.BudgetMeter`).
 """
 
@@ -22,8 +22,8 @@ from fractions import Fraction
 
 from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import Outcome, PriceScope, PriceToPass, Probe
-from contractlang.evaluate.repricing import prices_at, repricing
-from contractlang.evaluate.variants import Staged, at_multiplier
+from contractlang.compare.repricing import prices_at, repricing
+from contractlang.compare.variants import Staged, at_multiplier
 
 #: The grid checked first: 0, 0.5, …, 10.
 GRID = tuple(Fraction(k, 2) for k in range(21))

@@ -17,11 +17,11 @@ from contractlang.compare.attribution import (
 from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import ComparedContract, Comparison, Outcome
 from contractlang.compare.rank import ranks
+from contractlang.compare.variants import Staged, stage_contract
 from contractlang.diagnostics import NO_SPAN, did_you_mean, error
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.evaluate.trace_checks import check_against_trace, check_chosen
-from contractlang.evaluate.variants import Staged, stage_contract
 from contractlang.lang import ast
 from contractlang.lang.show import source_text
 from contractlang.lang.terms import Terms

@@ -10,7 +10,7 @@ them is false (or none), the whole condition is false at every m (``false and x`
 allocations split once, at the staged evaluation:
 
 - *reachable*: all the charge-free conjuncts of at least one credit hold. These are evaluated
-  at each m by the code of :func:`~contractlang.evaluate.variants.at_multiplier` (rates from
+  at each m by the code of :func:`~contractlang.compare.variants.at_multiplier` (rates from
   the charge on, credits, allocation caps), in groups by the credits that can reach them: a
   credit that cannot reach an allocation is none there at every m, and is not computed;
 - *the rest*: no credit line at any m, so the credit pool is 0 and an allocation cap cuts
@@ -37,7 +37,7 @@ Example::
 
     >>> from fractions import Fraction
     >>> from contractlang import generate_trace, load_trace, derive_facts, terms_from_text
-    >>> from contractlang.evaluate.variants import at_multiplier, stage_contract
+    >>> from contractlang.compare.variants import at_multiplier, stage_contract
     >>> terms = terms_from_text('''contract "c" { currency USD rate 2 USD per gpu_hour
     ...   credit "queue" 10% of charge when queue_wait > 1 minute }''')
     >>> allocations, runs = derive_facts(load_trace(generate_trace(20, seed=1))).collect()
@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from contractlang.compare.variants import Staged
 from contractlang.compile import Env, condition
 from contractlang.decimals import MICROS, MONEY_SCALE, dec, lit_decimal
 from contractlang.errors import ContractlangError
@@ -72,7 +73,6 @@ from contractlang.evaluate.results import Totals
 from contractlang.evaluate.runs import SUMS, settle, totals
 from contractlang.evaluate.settings import Settings
 from contractlang.evaluate.trace_checks import collect_amounts, fit_sums
-from contractlang.evaluate.variants import Staged
 from contractlang.lang import ast
 from contractlang.lang.exact import constant_value
 from contractlang.lang.facts import FACTS, Stage
@@ -221,7 +221,7 @@ def prices_at(
     rep: Repricing | None, multipliers: Sequence[Fraction]
 ) -> list[tuple[pl.DataFrame, Totals]] | None:
     """The settled runs and totals at each of ``multipliers`` — exactly those of
-    :func:`~contractlang.evaluate.variants.at_multiplier` — or ``None`` where the integer pass
+    :func:`~contractlang.compare.variants.at_multiplier` — or ``None`` where the integer pass
     would not be exact (a charge too large for it: then each is evaluated whole, and reports
     what is out of range)."""
     if rep is None or not multipliers:
