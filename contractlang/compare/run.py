@@ -21,10 +21,11 @@ from contractlang.compare.variants import Staged, stage_contract
 from contractlang.diagnostics import NO_SPAN, did_you_mean, error
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import ContractResult, Evaluation
-from contractlang.evaluate.trace_checks import check_against_trace, check_chosen
+from contractlang.evaluate.trace_checks import check_against_trace
 from contractlang.lang import ast
 from contractlang.lang.show import source_text
 from contractlang.lang.terms import Terms
+from contractlang.pipeline.chosen import check_chosen
 from contractlang.pipeline.evaluation import TermsLike, TraceLike, load_inputs
 from contractlang.trace.load import DEFAULT_CLOCK_SKEW
 

@@ -10,7 +10,7 @@ Example::
     >>> from contractlang import generate_trace, load_trace, derive_facts, terms_from_text
     >>> terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
     >>> trace = load_trace(generate_trace(3, seed=1))
-    >>> result = evaluate_facts(terms, trace, derive_facts(trace))
+    >>> result = evaluate_contracts(terms, trace, derive_facts(trace), terms.contracts)
     >>> c = result.contracts[0]
     >>> c.ledger()["amount"].sum() == c.money(c.totals.net_minor)  # the ledger sums to net
     True
@@ -42,7 +42,6 @@ from contractlang.evaluate.trace_checks import (
     MAX_NAMED,
     amounts_kept,
     check_against_trace,
-    check_chosen,
     check_priced,
     collect_amounts,
     exact_on_overflow,
@@ -60,24 +59,23 @@ from contractlang.trace.model import Trace
 Progress = Callable[[str], None]
 
 
-def evaluate_facts(
+def evaluate_contracts(
     terms: Terms,
     trace: Trace,
     facts: Facts,
+    contracts: Sequence[ast.Contract],
     *,
     progress: Progress | None = None,
-    only: Sequence[str] | None = None,
 ) -> Evaluation:
-    """Evaluate every contract of ``terms`` (or those named in ``only``) over ``facts``, the
-    facts of ``trace``, and measure every budget against each."""
+    """Evaluate ``contracts`` (of ``terms``, chosen by the caller: E502 is the driver's,
+    :func:`~contractlang.pipeline.chosen.check_chosen`) over ``facts``, the facts of
+    ``trace``, and measure every budget against each."""
     step = progress or (lambda _msg: None)
-    check_chosen(terms, only)
     allocations, runs = facts.collect()
-    chosen = [c for c in terms.contracts if only is None or c.name in only]
-    check_against_trace(terms, chosen, allocations)
+    check_against_trace(terms, contracts, allocations)
     budgets = [(b, terms.source_of(b)) for b in terms.budgets]
     results = []
-    for contract in chosen:
+    for contract in contracts:
         step(f"evaluating {contract.name}")
         results.append(
             evaluate_contract(

@@ -1,7 +1,7 @@
-"""What the checker cannot know until the trace and the amounts are in: the contracts asked
-for exist (E502), trace columns the terms read exist and are numeric (E403, E404), budgets
-share the contract's currency (E402), amounts fit in exact decimals (E405), every charged
-allocation is priced by a rate (E401); and credits that computed below zero (W401)."""
+"""What the checker cannot know until the trace and the amounts are in: trace columns the terms
+read exist and are numeric (E403, E404), budgets share the contract's currency (E402), amounts
+fit in exact decimals (E405), every charged allocation is priced by a rate (E401); and credits
+that computed below zero (W401)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import polars as pl
 
 from contractlang.compile import Env, compile_expr, condition
 from contractlang.decimals import careful, quick
-from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, did_you_mean, error, warning
+from contractlang.diagnostics import Diagnostic, Source, error, warning
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.budget import budget_currencies
 from contractlang.evaluate.plan import AllocationPlan
@@ -29,43 +29,6 @@ from contractlang.trace.schema import COLUMNS
 
 #: How many unpriced allocations an E401 error names before it counts the rest.
 MAX_NAMED = 10
-
-
-def check_chosen(terms: Terms, only: Sequence[str] | None) -> None:
-    """Every contract asked for by name exists: a misspelt `--contract` must not evaluate
-    nothing and report every budget met."""
-    names = [c.name for c in terms.contracts]
-    if not names:
-        raise ContractlangError(
-            [
-                error(
-                    "E502",
-                    "the terms define no contract, so there is nothing to evaluate",
-                    NO_SPAN,
-                    file="contractlang",
-                    help="give at least one `.spot` file with a `contract` block "
-                    "(budgets apply to the contracts evaluated with them)",
-                )
-            ],
-            terms.sources,
-        )
-    unknown = [n for n in only or () if n not in names]
-    if not unknown:
-        return
-    diags = []
-    for name in unknown:
-        guess = did_you_mean(name, names)
-        listing = ", ".join(f"`{n}`" for n in names) or "none"
-        diags.append(
-            error(
-                "E502",
-                f"the terms have no contract `{name}`",
-                NO_SPAN,
-                file="contractlang",
-                help=f"did you mean `{guess}`?" if guess else f"the contracts are: {listing}",
-            )
-        )
-    raise ContractlangError(diags, terms.sources)
 
 
 def check_against_trace(

@@ -22,10 +22,11 @@ from typing import Literal
 
 import polars as pl
 
-from contractlang.evaluate.engine import Progress, evaluate_facts
+from contractlang.evaluate.engine import Progress, evaluate_contracts
 from contractlang.evaluate.results import Evaluation
-from contractlang.evaluate.trace_checks import check_chosen
+from contractlang.lang import ast
 from contractlang.lang.terms import Terms
+from contractlang.pipeline.chosen import check_chosen
 from contractlang.pipeline.language import load_terms
 from contractlang.pipeline.shards import (
     ReadOptions,
@@ -40,7 +41,7 @@ from contractlang.trace.digest import with_digest
 from contractlang.trace.load import DEFAULT_CLOCK_SKEW, load_trace
 from contractlang.trace.model import Trace
 
-__all__ = ["Engine", "TermsLike", "TraceLike", "evaluate", "load_inputs"]
+__all__ = ["Engine", "TermsLike", "TraceLike", "evaluate", "evaluate_facts", "load_inputs"]
 
 #: Where shards run: in this process, or as Ray tasks.
 Engine = Literal["local", "ray"]
@@ -118,7 +119,27 @@ def evaluate(
         allocations, runs = facts.collect()
         facts = Facts(allocations.lazy(), runs.lazy())
         tr = replace(tr, dense=tr.dense.head(0), sparse=tr.sparse.head(0), index=None, let_go=True)
-    return evaluate_facts(t, tr, facts, progress=step, only=contracts)
+    return evaluate_contracts(t, tr, facts, _chosen(t, contracts), progress=step)
+
+
+def evaluate_facts(
+    terms: Terms,
+    trace: Trace,
+    facts: Facts,
+    *,
+    progress: Progress | None = None,
+    only: Sequence[str] | None = None,
+) -> Evaluation:
+    """Evaluate every contract of ``terms`` (or those named in ``only``: E502 for a name the
+    terms do not define) over ``facts``, the facts of ``trace``, and measure every budget
+    against each."""
+    check_chosen(terms, only)
+    return evaluate_contracts(terms, trace, facts, _chosen(terms, only), progress=progress)
+
+
+def _chosen(terms: Terms, only: Sequence[str] | None) -> list[ast.Contract]:
+    """The contracts of ``terms`` named in ``only`` (all when None), in the terms' order."""
+    return [c for c in terms.contracts if only is None or c.name in only]
 
 
 def load_inputs(

@@ -35,7 +35,6 @@ from contractlang.evaluate.settings import read_settings
 from contractlang.evaluate.trace_checks import (
     MAX_NAMED,
     check_against_trace,
-    check_chosen,
     check_priced,
     negative_credit_warnings,
     negative_credits,
@@ -279,9 +278,9 @@ def evaluate_sharded(
     :func:`~contractlang.pipeline.evaluation.evaluate`, but that its trace holds no events
     and, without ``ledger``, its contracts no allocations (with ``all_columns``, every column
     of every allocation, as a report reads them); with ``digest`` it carries the trace's
-    digest, taken a run at a time in the shards."""
+    digest, taken a run at a time in the shards. ``contracts`` names contracts of ``terms``
+    (E502 is the caller's: :func:`~contractlang.pipeline.chosen.check_chosen`)."""
     step = progress or (lambda _msg: None)
-    check_chosen(terms, contracts)
     step("reading the trace's runs")
     found = files if files is not None else read_files(trace)
     n = shards if shards is not None else auto_shards(found.rows)

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from contractlang.errors import InternalError
-from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.terms import Terms
+from contractlang.pipeline.chosen import check_chosen
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import load_terms
 from contractlang.rehearse.frame import to_frame

@@ -21,10 +21,10 @@ import polars as pl
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, error, warning
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import ContractResult, Evaluation
-from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.ast import Contract
 from contractlang.lang.numbers import duration_human
 from contractlang.lang.terms import Terms
+from contractlang.pipeline.chosen import check_chosen
 from contractlang.pipeline.evaluation import TermsLike, evaluate
 from contractlang.pipeline.language import load_terms
 from contractlang.simulate.bootstrap import RESAMPLES
