@@ -697,7 +697,7 @@ def engine_phases(path: Path, contracts: int, phases: dict[str, list[float]]) ->
     handed to ``evaluate_facts`` as frames."""
     # imported here, in the child process that measures this step, so its
     # import time and memory count only where they are measured
-    from contractlang.evaluate.engine import evaluate_facts  # noqa: PLC0415
+    from contractlang.pipeline.evaluation import evaluate_facts  # noqa: PLC0415
     from contractlang.pipeline.language import terms_from_text  # noqa: PLC0415
     from contractlang.trace import Facts, derive_facts, load_trace  # noqa: PLC0415
 
