@@ -16,6 +16,7 @@ from support.events import T0, Event, frame, released, started
 from contractlang.compare.repricing import GROUPS, Repricing, prices_at, repricing
 from contractlang.compare.variants import Staged, at_multiplier, stage_contract
 from contractlang.errors import ContractlangError
+from contractlang.evaluate.contract_run import ContractRun
 from contractlang.pipeline.language import load_terms, terms_from_text
 from contractlang.trace.derive import derive_facts
 from contractlang.trace.generate import generate_trace
@@ -36,7 +37,7 @@ def _split(text: str, facts: tuple[pl.DataFrame, pl.DataFrame]) -> tuple[Staged,
     """The one contract of ``text`` staged over ``facts``, and split for the price search."""
     terms = terms_from_text(text, "t.spot")
     (contract,) = terms.contracts
-    staged = stage_contract(contract, *facts, terms.source_of(contract))
+    staged = stage_contract(ContractRun.of(contract, "t.spot", terms.source_of(contract)), *facts)
     rep = repricing(staged)
     assert rep is not None
     return staged, rep
@@ -59,7 +60,9 @@ def test_every_bundled_draft_at_every_kind_of_multiplier(
     # condition reads `charge`) and caps at every level.
     terms = load_terms(RULESETS)
     for contract in terms.contracts:
-        staged = stage_contract(contract, *facts, terms.source_of(contract))
+        staged = stage_contract(
+            ContractRun.of(contract, "t.spot", terms.source_of(contract)), *facts
+        )
         _assert_same(staged, MULTIPLIERS)
         rep = repricing(staged)
         assert rep is not None
@@ -216,12 +219,12 @@ def test_more_credits_than_bits_are_evaluated_whole(
     )
     terms = terms_from_text(text, "t.spot")
     (contract,) = terms.contracts
-    staged = stage_contract(contract, *facts, terms.source_of(contract))
+    staged = stage_contract(ContractRun.of(contract, "t.spot", terms.source_of(contract)), *facts)
     assert repricing(staged) is None
     assert at_multiplier(staged, Fraction(3)).totals.credits_minor < 0  # the live one counts
     fewer = text.replace('credit "d62" 1 USD when gpus > 100000 gpus ', "")  # 63 credits
     (kept,) = terms_from_text(fewer, "t.spot").contracts
-    _assert_same(stage_contract(kept, *facts, None), [Fraction(3)])
+    _assert_same(stage_contract(ContractRun.of(kept, "t.spot", None), *facts), [Fraction(3)])
 
 
 @pytest.mark.parametrize(
@@ -239,7 +242,7 @@ def test_fine_prices_at_several_multipliers(
 ) -> None:
     terms = terms_from_text(f'contract "c" {{ currency USD rate {rate} }}', "t.spot")
     (contract,) = terms.contracts
-    staged = stage_contract(contract, *facts, terms.source_of(contract))
+    staged = stage_contract(ContractRun.of(contract, "t.spot", terms.source_of(contract)), *facts)
     rep = repricing(staged)
     for ms in ([Fraction(0)], [Fraction(2), Fraction(3)], MULTIPLIERS):
         batch = prices_at(rep, ms)
@@ -265,7 +268,7 @@ def test_a_price_with_many_places_on_a_long_allocation_is_not_wrapped() -> None:
       billing increment 0.000001 seconds }"""
     terms = terms_from_text(text, "t.spot")
     (contract,) = terms.contracts
-    staged = stage_contract(contract, *facts, terms.source_of(contract))
+    staged = stage_contract(ContractRun.of(contract, "t.spot", terms.source_of(contract)), *facts)
     assert units * gpus * staged.result.allocations["billable_us"][0] >= 2**128
     assert repricing(staged) is None
 

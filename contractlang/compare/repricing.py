@@ -38,10 +38,12 @@ Example::
     >>> from fractions import Fraction
     >>> from contractlang import generate_trace, load_trace, derive_facts, terms_from_text
     >>> from contractlang.compare.variants import at_multiplier, stage_contract
+    >>> from contractlang.evaluate.contract_run import ContractRun
     >>> terms = terms_from_text('''contract "c" { currency USD rate 2 USD per gpu_hour
     ...   credit "queue" 10% of charge when queue_wait > 1 minute }''')
     >>> allocations, runs = derive_facts(load_trace(generate_trace(20, seed=1))).collect()
-    >>> staged = stage_contract(terms.contracts[0], allocations, runs, None)
+    >>> run = ContractRun.of(terms.contracts[0], "c.spot", None)
+    >>> staged = stage_contract(run, allocations, runs)
     >>> [(_, fast)] = prices_at(repricing(staged), [Fraction(3, 2)])
     >>> fast == at_multiplier(staged, Fraction(3, 2)).totals
     True
@@ -52,7 +54,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -63,7 +65,6 @@ from contractlang.compile import Env, condition
 from contractlang.decimals import MICROS, MONEY_SCALE, dec, lit_decimal
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.billing import (
-    ContractClauses,
     apply_credits,
     apply_rates,
     pick_rate,
@@ -155,9 +156,9 @@ def repricing(staged: Staged) -> Repricing | None:
     a precision past 18 places. Then each multiplier is evaluated whole."""
     r = staged.result
     s = r.settings
-    if not all(_never_negative(cap) for cap, _ in staged.caps["allocation"]):
+    if not all(_never_negative(cap) for cap, _ in staged.run.caps["allocation"]):
         return None
-    c = ContractClauses.of(r.contract, r.source_text)
+    c = staged.run.clauses
     if len(c.credits) > _MAX_CREDITS or s.precision > _MAX_PRECISION:
         return None
     positions = staged.sums.select("run_id").with_row_index(_RUN)
@@ -304,19 +305,19 @@ def _reached(rep: Repricing, m: Fraction) -> pl.DataFrame:
     staged = rep.staged
     r = staged.result
     s = r.settings
-    c = ContractClauses.of(r.contract, r.source_text)
-    lines = [f"credit_{k}_minor" for k in range(len(c.credits))]
-    cuts = [f"cap_{k}_minor" for k in range(len(staged.caps["allocation"]))]
+    run = replace(staged.run, multiplier=m, price_places=staged.price_places)
+    lines = [f"credit_{k}_minor" for k in range(len(run.clauses.credits))]
+    cuts = [f"cap_{k}_minor" for k in range(len(run.caps["allocation"]))]
     pieces = []
     for credits, frame in rep.reachable:
-        lf, _ = apply_rates(frame.lazy(), c, s, m, staged.price_places)
-        lf, _ = apply_credits(lf, c, s, only=credits)
-        lf, _ = apply_allocation_caps(lf, staged.caps["allocation"], s)
+        lf, _ = apply_rates(frame.lazy(), run)
+        lf, _ = apply_credits(lf, run, only=credits)
+        lf, _ = apply_allocation_caps(lf, run.caps["allocation"], s)
         columns = ("run_id", "alloc_id", _RUN, "charge_minor", "credit_pool_minor", *lines, *cuts)
         pieces.append(lf.select(columns))
     if not pieces:
         return pl.DataFrame(schema={_RUN: pl.UInt32, **dict.fromkeys(MOVED, pl.Int128)})
-    wide = collect_amounts(pl.concat(pieces), r.contract, staged.file, r.source_text)
+    wide = collect_amounts(pl.concat(pieces), run)
 
     def total(exprs: list[pl.Expr]) -> pl.Expr:
         return pl.sum_horizontal(exprs or [pl.lit(0, pl.Int64)]).cast(pl.Int128).sum()
@@ -344,8 +345,8 @@ def _settle(rep: Repricing, free: pl.DataFrame, reached: pl.DataFrame) -> pl.Dat
     moved = {x: per_run(reached, x) for x in MOVED}
     moved["gross_minor"] = moved["gross_minor"] + per_run(free, "_free")
     joined = rep.staged.sums.with_columns(**moved)
-    runs = fit_sums(joined, SUMS, r.contract, staged.file, r.source_text)
-    runs, cuts = apply_caps_above(runs, staged.caps, r.settings)
+    runs = fit_sums(joined, SUMS, staged.run)
+    runs, cuts = apply_caps_above(runs, staged.run.caps, r.settings)
     return settle(runs, cuts, r.settings)
 
 
@@ -367,8 +368,7 @@ def _numerator(
     µs."""
     r = staged.result
     s = r.settings
-    c = ContractClauses.of(r.contract, r.source_text)
-    lf, price = pick_rate(lf, c, s, chosen=True)
+    lf, price = pick_rate(lf, staged.run.clauses, s, chosen=True)
     places = staged.price_places
     units = price.expr.cast(dec(places)).to_physical()
     return lf, price.factor * MICROS * s.minor / 10**places, units, price.factor * MICROS

@@ -20,6 +20,7 @@ from contractlang.compare.rank import ranks
 from contractlang.compare.variants import Staged, stage_contract
 from contractlang.diagnostics import NO_SPAN, did_you_mean, error
 from contractlang.errors import ContractlangError
+from contractlang.evaluate.contract_run import ContractRun
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.evaluate.trace_checks import check_against_trace
 from contractlang.lang import ast
@@ -76,9 +77,8 @@ def compare(
     results: list[ContractResult] = []
     for contract in t.contracts:
         step(f"evaluating {contract.name}")
-        s = stage_contract(
-            contract, allocations, run_facts, t.source_of(contract), file=t.file_of(contract)
-        )
+        run = ContractRun.of(contract, t.file_of(contract), t.source_of(contract))
+        s = stage_contract(run, allocations, run_facts)
         staged.append(s)
         results.append(replace(s.result, budgets=meter.measure(s.result.runs)))
     evaluation = Evaluation(tuple(results), t.budgets, tr, (*t.warnings, *tr.warnings), t.sources)
@@ -187,9 +187,8 @@ def attribute_for_run(
     known = set(run_facts["run_id"].to_list())
     for contract in chosen:
         step(f"attributing {contract.name}")
-        s = stage_contract(
-            contract, allocations, run_facts, t.source_of(contract), file=t.file_of(contract)
-        )
+        run = ContractRun.of(contract, t.file_of(contract), t.source_of(contract))
+        s = stage_contract(run, allocations, run_facts)
         results.append(replace(s.result, budgets=meter.measure(s.result.runs)))
         found[contract.name] = attribute_run(s, run_id) if run_id in known else ()
     evaluation = Evaluation(tuple(results), t.budgets, tr, (*t.warnings, *tr.warnings), t.sources)

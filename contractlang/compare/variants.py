@@ -19,8 +19,8 @@ Example::
     >>> terms = terms_from_text('''contract "c" { currency USD rate 2 USD per gpu_hour
     ...   billing increment 1 hour }''')
     >>> allocations, runs = derive_facts(load_trace(generate_trace(3, seed=1))).collect()
-    >>> staged = stage_contract(terms.contracts[0], allocations, runs, terms.source_of(
-    ...     terms.contracts[0]))
+    >>> run = ContractRun.of(terms.contracts[0], "c.spot", terms.source_of(terms.contracts[0]))
+    >>> staged = stage_contract(run, allocations, runs)
     >>> [r.label for r in removable_clauses(staged.result.contract, staged.result.source_text)]
     ['billing increment 1 hour']
     >>> base = staged.result.totals.gross_minor
@@ -41,7 +41,6 @@ import polars as pl
 
 from contractlang.errors import InternalError
 from contractlang.evaluate.billing import (
-    ContractClauses,
     apply_billable,
     apply_contract,
     apply_credits,
@@ -49,11 +48,11 @@ from contractlang.evaluate.billing import (
     credit_pool,
     price_places,
 )
-from contractlang.evaluate.caps import Caps, caps_by_level
+from contractlang.evaluate.caps import caps_by_level
+from contractlang.evaluate.contract_run import ContractRun
 from contractlang.evaluate.engine import allocation_amounts, contract_run_sums, settle_contract
 from contractlang.evaluate.plan import AllocationPlan, term_label
 from contractlang.evaluate.results import ContractResult
-from contractlang.evaluate.settings import Settings, read_settings
 from contractlang.evaluate.trace_checks import amounts_kept, exact_on_overflow
 from contractlang.lang import ast
 from contractlang.lang.numbers import MICROS_PER_SECOND
@@ -97,43 +96,31 @@ def removable_clauses(contract: ast.Contract, source_text: str | None) -> list[R
 @dataclass(frozen=True)
 class Staged:
     """A contract's evaluation (without budgets) and what a variant restarts from: the facts,
-    the run sums before the caps above the allocation, the caps by level."""
+    the run sums before the caps above the allocation, the contract as run."""
 
     result: ContractResult
     facts: pl.DataFrame
     run_facts: pl.DataFrame
     sums: pl.DataFrame
-    caps: Caps
-    file: str
+    run: ContractRun
 
     @functools.cached_property
     def price_places(self) -> int:
         """The decimal places the contract's picked prices need (for the price search)."""
-        r = self.result
-        c = ContractClauses.of(r.contract, r.source_text)
-        return price_places(r.allocations.lazy(), c, r.settings)
+        return price_places(self.result.allocations.lazy(), self.run)
 
 
 @exact_on_overflow
-def stage_contract(
-    contract: ast.Contract,
-    allocations: pl.DataFrame,
-    run_facts: pl.DataFrame,
-    source_text: str | None,
-    *,
-    file: str = "<input>",
-) -> Staged:
-    """``contract`` evaluated over collected facts as
+def stage_contract(run: ContractRun, allocations: pl.DataFrame, run_facts: pl.DataFrame) -> Staged:
+    """``run``'s contract evaluated over collected facts as
     :func:`~contractlang.evaluate.engine.evaluate_contract` does (budgets are measured by the
     caller), keeping what its variants reuse."""
-    s = read_settings(contract)
-    caps = caps_by_level(contract, source_text)
-    with amounts_kept(contract, file, source_text):
-        lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
-        wide, plan, warnings = allocation_amounts(lf, plan, caps, s, contract, file, source_text)
-    sums = contract_run_sums(wide, run_facts, plan, s, contract, file, source_text)
-    result = settle_contract(contract, s, wide, plan, sums, caps, (), source_text, warnings)
-    return Staged(result, allocations, run_facts, sums, caps, file)
+    with amounts_kept(run):
+        lf, plan = apply_contract(allocations.lazy(), run)
+        wide, plan, warnings = allocation_amounts(lf, plan, run)
+    sums = contract_run_sums(wide, run_facts, plan, run)
+    result = settle_contract(run, wide, plan, sums, (), warnings)
+    return Staged(result, allocations, run_facts, sums, run)
 
 
 @exact_on_overflow
@@ -144,35 +131,37 @@ def without(staged: Staged, clause: ast.Clause) -> ContractResult:
     contract = replace(r.contract, clauses=tuple(c for c in r.contract.clauses if c is not clause))
     if len(contract.clauses) == len(r.contract.clauses):
         raise InternalError("the clause to remove is not the contract's")
-    s = r.settings
+    run = replace(staged.run, contract=contract)
+    s = run.settings
     match clause:
         case ast.ExcludeAllocation() | ast.ExcludeDuration():
-            lf, plan = apply_contract(staged.facts.lazy(), contract, s, r.source_text)
-            return _from_allocations(staged, contract, s, lf, plan, staged.caps)
+            lf, plan = apply_contract(staged.facts.lazy(), run)
+            return _from_allocations(staged, run, lf, plan)
         case ast.BillingIncrement():
-            return _rebill(staged, contract, replace(s, increment_us=MICROS_PER_SECOND))
+            return _rebill(
+                staged, replace(run, settings=replace(s, increment_us=MICROS_PER_SECOND))
+            )
         case ast.BillingMinimum():
-            return _rebill(staged, contract, replace(s, minimum_us=0))
+            return _rebill(staged, replace(run, settings=replace(s, minimum_us=0)))
         case ast.BillingPeriod():
             midnight_utc = replace(s, period_end=time(0), period_zone="UTC")
-            return _without_period(staged, contract, midnight_utc)
+            return _without_period(staged, replace(run, settings=midnight_utc))
         case ast.Credit():
             kept = tuple(t for t in r.plan.credits if t.clause is not clause)
             lf = r.allocations.lazy().with_columns(credit_pool_minor=credit_pool(kept))
             plan = replace(r.plan, credits=kept, caps=())
-            return _from_allocations(staged, contract, s, lf, plan, staged.caps, priced=True)
+            return _from_allocations(staged, run, lf, plan, priced=True)
         case ast.Cap():
-            caps = caps_by_level(contract, r.source_text)
+            run = replace(run, caps=caps_by_level(contract, r.source_text))
             if clause.cap_level == "allocation":
                 lf = r.allocations.lazy().with_columns(
                     credit_pool_minor=credit_pool(r.plan.credits)
                 )
                 plan = replace(r.plan, caps=())
-                return _from_allocations(staged, contract, s, lf, plan, caps, priced=True)
+                return _from_allocations(staged, run, lf, plan, priced=True)
             return settle_contract(
-                contract, s, r.allocations, r.plan, staged.sums, caps, (), r.source_text,
-                r.warnings, r.promises,
-            )  # fmt: skip
+                run, r.allocations, r.plan, staged.sums, (), r.warnings, r.promises
+            )
     raise InternalError(f"a {type(clause).__name__} clause is not removable")
 
 
@@ -181,50 +170,40 @@ def at_multiplier(staged: Staged, multiplier: Fraction) -> ContractResult:
     """The contract with the price of every rate multiplied by ``multiplier`` (a terminating
     decimal), restarting at the charge; credits' and caps' money constants are unchanged."""
     r = staged.result
-    c = ContractClauses.of(r.contract, r.source_text)
-    lf, rates = apply_rates(r.allocations.lazy(), c, r.settings, multiplier, staged.price_places)
-    lf, credits = apply_credits(lf, c, r.settings)
+    run = replace(staged.run, multiplier=multiplier, price_places=staged.price_places)
+    lf, rates = apply_rates(r.allocations.lazy(), run)
+    lf, credits = apply_credits(lf, run)
     plan = replace(r.plan, rates=rates, credits=credits, caps=())
-    return _from_allocations(staged, r.contract, r.settings, lf, plan, staged.caps, priced=True)
+    return _from_allocations(staged, run, lf, plan, priced=True)
 
 
-def _rebill(staged: Staged, contract: ast.Contract, s: Settings) -> ContractResult:
+def _rebill(staged: Staged, run: ContractRun) -> ContractResult:
     """From step (4): billable time under new settings, then rates and credits."""
     r = staged.result
-    c = ContractClauses.of(contract, r.source_text)
-    lf = apply_billable(r.allocations.lazy(), s)
-    lf, rates = apply_rates(lf, c, s)
-    lf, credits = apply_credits(lf, c, s)
+    lf = apply_billable(r.allocations.lazy(), run.settings)
+    lf, rates = apply_rates(lf, run)
+    lf, credits = apply_credits(lf, run)
     plan = replace(r.plan, rates=rates, credits=credits, caps=())
-    return _from_allocations(staged, contract, s, lf, plan, staged.caps)
+    return _from_allocations(staged, run, lf, plan)
 
 
-def _without_period(staged: Staged, contract: ast.Contract, s: Settings) -> ContractResult:
+def _without_period(staged: Staged, run: ContractRun) -> ContractResult:
     """From the run sums: each run settles in its month by the default period."""
     r = staged.result
-    sums = staged.sums.with_columns(settle_month=s.billing_month(pl.col("last_end")))
-    return settle_contract(
-        contract, s, r.allocations, r.plan, sums, staged.caps, (), r.source_text, r.warnings,
-        r.promises,
-    )  # fmt: skip
+    sums = staged.sums.with_columns(settle_month=run.settings.billing_month(pl.col("last_end")))
+    return settle_contract(run, r.allocations, r.plan, sums, (), r.warnings, r.promises)
 
 
 def _from_allocations(
     staged: Staged,
-    contract: ast.Contract,
-    s: Settings,
+    run: ContractRun,
     lf: pl.LazyFrame,
     plan: AllocationPlan,
-    caps: Caps,
     *,
     priced: bool = False,
 ) -> ContractResult:
     """From the allocation caps on: amounts collected, run sums, caps above, settlement
     (``priced``: rates and billable time as in the staged evaluation, already checked)."""
-    r = staged.result
-    file, text = staged.file, r.source_text
-    wide, plan, warnings = allocation_amounts(
-        lf, plan, caps, s, contract, file, text, priced=priced
-    )
-    sums = contract_run_sums(wide, staged.run_facts, plan, s, contract, file, text)
-    return settle_contract(contract, s, wide, plan, sums, caps, (), text, warnings, r.promises)
+    wide, plan, warnings = allocation_amounts(lf, plan, run, priced=priced)
+    sums = contract_run_sums(wide, staged.run_facts, plan, run)
+    return settle_contract(run, wide, plan, sums, (), warnings, staged.result.promises)

@@ -12,7 +12,7 @@ sums — is exact integer arithmetic.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 
@@ -30,7 +30,8 @@ from contractlang.decimals import (
     to_micros,
     to_money,
 )
-from contractlang.evaluate.plan import AllocationPlan, Term, term_label
+from contractlang.evaluate.contract_run import ContractClauses, ContractRun
+from contractlang.evaluate.plan import AllocationPlan, Term
 from contractlang.evaluate.settings import Settings, round_up
 from contractlang.lang import ast
 from contractlang.lang.numbers import INT64_MAX, MICROS_PER_SECOND
@@ -96,18 +97,11 @@ def _digits(m: int, scale: int) -> pl.Expr:
     return pl.lit(Decimal(m).scaleb(-scale), dtype=dec(scale))
 
 
-def apply_contract(
-    facts: pl.LazyFrame,
-    contract: ast.Contract,
-    s: Settings,
-    source_text: str | None,
-    *,
-    multiplier: Fraction | None = None,
-) -> tuple[pl.LazyFrame, AllocationPlan]:
+def apply_contract(facts: pl.LazyFrame, run: ContractRun) -> tuple[pl.LazyFrame, AllocationPlan]:
     """Extend the allocation facts with the contract's allocation-level columns, steps (2)–(6)
     in order (:func:`apply_exclusions`, :func:`apply_billable`, :func:`apply_rates`,
-    :func:`apply_credits`). ``multiplier`` scales the price of every rate (``compare``'s price
-    to pass); credits' and caps' own money constants are left as written.
+    :func:`apply_credits`). ``run.multiplier`` scales the price of every rate (``compare``'s
+    price to pass); credits' and caps' own money constants are left as written.
 
     Columns added: ``runtime_us``; ``excluded_by`` (index of the whole-allocation exclusion
     that applies, or null); ``excl_<j>_us`` per duration exclusion; ``billable_us`` and
@@ -116,11 +110,10 @@ def apply_contract(
     ``charge_minor``; ``credit_<m>`` (Decimal 38,20, null where the credit does not apply) and
     ``credit_<m>_minor``; ``credit_pool_minor``, the sum of the credits (before caps).
     """
-    c = ContractClauses.of(contract, source_text)
-    lf, whole_terms, dur_terms = apply_exclusions(facts, c, s)
-    lf = apply_billable(lf, s)
-    lf, rate_terms = apply_rates(lf, c, s, multiplier)
-    lf, credit_terms = apply_credits(lf, c, s)
+    lf, whole_terms, dur_terms = apply_exclusions(facts, run)
+    lf = apply_billable(lf, run.settings)
+    lf, rate_terms = apply_rates(lf, run)
+    lf, credit_terms = apply_credits(lf, run)
     plan = AllocationPlan(
         whole_exclusions=whole_terms,
         duration_exclusions=dur_terms,
@@ -130,42 +123,17 @@ def apply_contract(
     return lf, plan
 
 
-@dataclass(frozen=True)
-class ContractClauses:
-    """A contract's allocation-level clauses by kind, in file order, with its source text (for
-    the ledger's labels)."""
-
-    whole: tuple[ast.ExcludeAllocation, ...]
-    durations: tuple[ast.ExcludeDuration, ...]
-    rates: tuple[ast.Rate, ...]
-    credits: tuple[ast.Credit, ...]
-    source_text: str | None
-
-    @classmethod
-    def of(cls, contract: ast.Contract, source_text: str | None) -> ContractClauses:
-        cs = contract.clauses
-        return cls(
-            tuple(c for c in cs if isinstance(c, ast.ExcludeAllocation)),
-            tuple(c for c in cs if isinstance(c, ast.ExcludeDuration)),
-            tuple(c for c in cs if isinstance(c, ast.Rate)),
-            tuple(c for c in cs if isinstance(c, ast.Credit)),
-            source_text,
-        )
-
-    def label(self, clause: ast.Clause) -> str:
-        return term_label(clause, self.source_text)
-
-
 def _env(lf: pl.LazyFrame, s: Settings) -> Env:
     return Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs)
 
 
 def apply_exclusions(
-    facts: pl.LazyFrame, c: ContractClauses, s: Settings
+    facts: pl.LazyFrame, run: ContractRun
 ) -> tuple[pl.LazyFrame, tuple[Term, ...], tuple[Term, ...]]:
     """Steps (2) and (3): ``runtime_us``, ``excluded_by``, ``excl_<j>_us`` and what remains,
     ``remaining_us``; the whole-allocation and the duration exclusion terms."""
-    env = _env(facts, s)
+    c = run.clauses
+    env = _env(facts, run.settings)
     whole, durs = c.whole, c.durations
     # (2) whole-allocation exclusions: the first that applies names the line
     excluded_by: pl.Expr = pl.lit(None, dtype=pl.Int32)
@@ -240,12 +208,12 @@ def pick_rate(
     return lf, Val(pl.col("_price"), "num", scale, factor)
 
 
-def price_places(lf: pl.LazyFrame, c: ContractClauses, s: Settings) -> int:
+def price_places(lf: pl.LazyFrame, run: ContractRun) -> int:
     """The fewest decimal places at which every picked price is exact. Prices are held at the
     scale of the finest rate (a `trace.<column>` has 18 places); multiplying them by a
     multiplier of its own places needs that many more digits, so the price search first
     drops the places no price uses — losslessly."""
-    lf, price = pick_rate(lf, c, s, chosen=True)
+    lf, price = pick_rate(lf, run.clauses, run.settings, chosen=True)
     col = pl.col("_price")
     exact = [
         (col.cast(dec(k)).cast(dec(price.scale)) == col).fill_null(True).all().alias(str(k))
@@ -257,18 +225,13 @@ def price_places(lf: pl.LazyFrame, c: ContractClauses, s: Settings) -> int:
     return next((k for k, ok in enumerate(row) if ok), price.scale)
 
 
-def apply_rates(
-    lf: pl.LazyFrame,
-    c: ContractClauses,
-    s: Settings,
-    multiplier: Fraction | None = None,
-    places: int | None = None,
-) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
+def apply_rates(lf: pl.LazyFrame, run: ContractRun) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
     """Step (5): the first rate whose condition holds and whose price is not none, its price
-    (times ``multiplier``, when given; ``places``: how many decimal places the prices need,
-    from :func:`price_places`), ``charge``, ``replayed_cost`` and ``charge_minor``. With a
-    multiplier, ``lf`` holds the rates chosen at m = 1 (the multiplier changes no rate's
-    condition, nor whether its price is none)."""
+    (times ``run.multiplier``, when given; ``run.price_places``: how many decimal places the
+    prices need, from :func:`price_places`), ``charge``, ``replayed_cost`` and
+    ``charge_minor``. With a multiplier, ``lf`` holds the rates chosen at m = 1 (the
+    multiplier changes no rate's condition, nor whether its price is none)."""
+    c, s, multiplier, places = run.clauses, run.settings, run.multiplier, run.price_places
     lf, price = pick_rate(lf, c, s, chosen=multiplier is not None)
     factor = price.factor
     rate_terms = tuple(
@@ -297,12 +260,13 @@ def apply_rates(
 
 
 def apply_credits(
-    lf: pl.LazyFrame, c: ContractClauses, s: Settings, only: Collection[int] | None = None
+    lf: pl.LazyFrame, run: ContractRun, only: Collection[int] | None = None
 ) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
     """Step (6): each credit a money amount where its condition holds (below zero counts as
     zero), ``credit_<m>`` and ``credit_<m>_minor``; their sum, ``credit_pool_minor``.
     ``only``: the credits that can apply to these allocations (the others' columns are none,
     not computed)."""
+    c, s = run.clauses, run.settings
     env = _env(lf, s)
     credit_terms = []
     for m, x in enumerate(c.credits):

@@ -28,16 +28,11 @@ import polars as pl
 from contractlang.diagnostics import Diagnostic
 from contractlang.evaluate.billing import apply_contract
 from contractlang.evaluate.budget import evaluate_budget
-from contractlang.evaluate.caps import (
-    Caps,
-    apply_allocation_caps,
-    apply_caps_above,
-    caps_by_level,
-)
+from contractlang.evaluate.caps import apply_allocation_caps, apply_caps_above
+from contractlang.evaluate.contract_run import ContractRun
 from contractlang.evaluate.plan import AllocationPlan
 from contractlang.evaluate.results import ContractResult, Evaluation, PromiseBreaches
 from contractlang.evaluate.runs import SUMS, promises, run_sums, settle, totals
-from contractlang.evaluate.settings import Settings, read_settings
 from contractlang.evaluate.trace_checks import (
     MAX_NAMED,
     amounts_kept,
@@ -77,16 +72,8 @@ def evaluate_contracts(
     results = []
     for contract in contracts:
         step(f"evaluating {contract.name}")
-        results.append(
-            evaluate_contract(
-                contract,
-                allocations,
-                runs,
-                budgets,
-                terms.source_of(contract),
-                file=terms.file_of(contract),
-            )
-        )
+        run = ContractRun.of(contract, terms.file_of(contract), terms.source_of(contract))
+        results.append(evaluate_contract(run, allocations, runs, budgets))
     return Evaluation(
         tuple(results),
         terms.budgets,
@@ -98,76 +85,54 @@ def evaluate_contracts(
 
 @exact_on_overflow
 def evaluate_contract(
-    contract: ast.Contract,
+    run: ContractRun,
     allocations: pl.DataFrame,
     run_facts: pl.DataFrame,
     budgets: Sequence[tuple[ast.Budget, str | None]],
-    source_text: str | None,
-    *,
-    file: str = "<input>",
 ) -> ContractResult:
     """One contract over collected facts; ``budgets`` pairs each budget with its source text.
 
     The same stages a sharded evaluation takes (:mod:`contractlang.pipeline.shards`):
     :func:`bill_allocations` and :func:`run_money` for each shard of runs, then
     :func:`conclude` once over every run."""
-    s = read_settings(contract)
-    caps = caps_by_level(contract, source_text)
-    with amounts_kept(contract, file, source_text):
-        lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
-        wide, plan, warnings = allocation_amounts(lf, plan, caps, s, contract, file, source_text)
-    sums = contract_run_sums(wide, run_facts, plan, s, contract, file, source_text)
-    return settle_contract(contract, s, wide, plan, sums, caps, budgets, source_text, warnings)
+    with amounts_kept(run):
+        lf, plan = apply_contract(allocations.lazy(), run)
+        wide, plan, warnings = allocation_amounts(lf, plan, run)
+    sums = contract_run_sums(wide, run_facts, plan, run)
+    return settle_contract(run, wide, plan, sums, budgets, warnings)
 
 
 def allocation_amounts(
-    lf: pl.LazyFrame,
-    plan: AllocationPlan,
-    caps: Caps,
-    s: Settings,
-    contract: ast.Contract,
-    file: str,
-    source_text: str | None,
-    *,
-    priced: bool = False,
+    lf: pl.LazyFrame, plan: AllocationPlan, run: ContractRun, *, priced: bool = False
 ) -> tuple[pl.DataFrame, AllocationPlan, list[Diagnostic]]:
     """Step (7a) on the allocations after step (6): the allocation caps, then every amount
     collected and checked (E405, E401, W401). ``priced``: the rates and the billable time are
     those of an evaluation already checked (a variant that changed neither), or are checked
     by the caller over every shard, so E401 and W401 are not looked for here."""
-    lf, allocation_caps = apply_allocation_caps(lf, caps["allocation"], s)
+    lf, allocation_caps = apply_allocation_caps(lf, run.caps["allocation"], run.settings)
     plan = replace(plan, caps=allocation_caps)
-    wide = collect_amounts(lf, contract, file, source_text)
+    wide = collect_amounts(lf, run)
     if priced:
         return wide, plan, []
     unpriced = unpriced_allocations(wide)
-    check_priced(contract, unpriced.head(MAX_NAMED), unpriced.height, file, source_text)
-    return wide, plan, negative_credit_warnings(negative_credits(wide, plan), plan, file)
+    check_priced(run, unpriced.head(MAX_NAMED), unpriced.height)
+    return wide, plan, negative_credit_warnings(negative_credits(wide, plan), plan, run.file)
 
 
 def contract_run_sums(
-    wide: pl.DataFrame,
-    run_facts: pl.DataFrame,
-    plan: AllocationPlan,
-    s: Settings,
-    contract: ast.Contract,
-    file: str,
-    source_text: str | None,
+    wide: pl.DataFrame, run_facts: pl.DataFrame, plan: AllocationPlan, run: ContractRun
 ) -> pl.DataFrame:
     """The run sums of a contract's allocations (before the caps above the allocation),
     checked to fit 64 bits (E405)."""
-    return fit_sums(run_sums(wide, run_facts, plan, s), SUMS, contract, file, source_text)
+    return fit_sums(run_sums(wide, run_facts, plan, run.settings), SUMS, run)
 
 
 def settle_contract(
-    contract: ast.Contract,
-    s: Settings,
+    run: ContractRun,
     wide: pl.DataFrame,
     plan: AllocationPlan,
     sums: pl.DataFrame,
-    caps: Caps,
     budgets: Sequence[tuple[ast.Budget, str | None]],
-    source_text: str | None,
     warnings: Sequence[Diagnostic] = (),
     breaches: PromiseBreaches | None = None,
     *,
@@ -176,10 +141,11 @@ def settle_contract(
     """Steps (7b–d) on the run sums (``sums``, in ``run_id`` order), then net, totals,
     promise breaches (``breaches`` when already known) and budgets. ``allocations``: how many
     allocations the contract billed, when ``wide`` does not hold them all (a sharded run)."""
-    runs, cuts = apply_caps_above(sums, caps, s)
+    s = run.settings
+    runs, cuts = apply_caps_above(sums, run.caps, s)
     runs = settle(runs, cuts, s)
     return ContractResult(
-        contract=contract,
+        contract=run.contract,
         settings=s,
         plan=plan,
         allocations=wide,
@@ -189,7 +155,7 @@ def settle_contract(
         totals=totals(runs, wide.height if allocations is None else allocations),
         promises=breaches if breaches is not None else promises(wide, s),
         warnings=tuple(warnings),
-        source_text=source_text,
+        source_text=run.source_text,
     )
 
 
@@ -198,39 +164,26 @@ class Billed:
     """One contract applied to allocations (all of a trace's, or a shard's): steps (2)–(7a)
     of design §6, every allocation's money in ``wide``."""
 
-    contract: ast.Contract
-    settings: Settings
-    caps: Caps
+    run: ContractRun
     plan: AllocationPlan
     wide: pl.DataFrame
-    file: str
-    source_text: str | None
 
 
 @exact_on_overflow
-def bill_allocations(
-    contract: ast.Contract, allocations: pl.DataFrame, source_text: str | None, *, file: str
-) -> Billed:
+def bill_allocations(run: ContractRun, allocations: pl.DataFrame) -> Billed:
     """Steps (2)–(6) and the allocation caps (7a) on a shard's allocations, collected (E405
     when an amount cannot be kept exactly); E401 and W401 are the caller's, over every
     shard."""
-    s = read_settings(contract)
-    caps = caps_by_level(contract, source_text)
-    with amounts_kept(contract, file, source_text):
-        lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
-        wide, plan, _ = allocation_amounts(
-            lf, plan, caps, s, contract, file, source_text, priced=True
-        )
-    return Billed(contract, s, caps, plan, wide, file, source_text)
+    with amounts_kept(run):
+        lf, plan = apply_contract(allocations.lazy(), run)
+        wide, plan, _ = allocation_amounts(lf, plan, run, priced=True)
+    return Billed(run, plan, wide)
 
 
 def run_money(billed: Billed, run_facts: pl.DataFrame) -> pl.DataFrame:
     """The run facts of ``billed``'s runs with their sums (:data:`~contractlang.evaluate.
     runs.SUMS`, E405 when one does not fit 64 bits) and settlement month."""
-    b = billed
-    return contract_run_sums(
-        b.wide, run_facts, b.plan, b.settings, b.contract, b.file, b.source_text
-    )
+    return contract_run_sums(billed.wide, run_facts, billed.plan, billed.run)
 
 
 def conclude(
@@ -247,6 +200,5 @@ def conclude(
     holds the allocations the ledger reads, or none."""
     b = billed
     return settle_contract(
-        b.contract, b.settings, b.wide, b.plan, sums, b.caps, budgets, b.source_text,
-        warnings, promises, allocations=allocations,
-    )  # fmt: skip
+        b.run, b.wide, b.plan, sums, budgets, warnings, promises, allocations=allocations
+    )

@@ -18,6 +18,7 @@ from contractlang.decimals import careful, quick
 from contractlang.diagnostics import Diagnostic, Source, error, warning
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.budget import budget_currencies
+from contractlang.evaluate.contract_run import ContractRun
 from contractlang.evaluate.plan import AllocationPlan
 from contractlang.evaluate.settings import read_settings
 from contractlang.lang import ast
@@ -124,9 +125,7 @@ def _is_expr(value: object) -> bool:
     return isinstance(value, typing.get_args(ast.Expr))
 
 
-def collect_amounts(
-    lf: pl.LazyFrame, contract: ast.Contract, file: str, source_text: str | None
-) -> pl.DataFrame:
+def collect_amounts(lf: pl.LazyFrame, run: ContractRun) -> pl.DataFrame:
     """Collect a contract's allocation columns; an amount beyond the 38 digits of exact decimal
     arithmetic (20 after the point), or beyond 64-bit minor units, is a clean error (E405)
     naming the first allocation that computes it — found by halving the rows — never a
@@ -137,12 +136,12 @@ def collect_amounts(
         if not _overflowed(exc):
             raise
         if quick():  # done again the careful way (exact_on_overflow), which names the row
-            raise too_large(contract, file, source_text, None) from None
+            raise too_large(run, None) from None
         try:
             where = _first_overflow(lf)
         except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError):
             where = None  # a constant overflows: no row to name
-    raise too_large(contract, file, source_text, where)
+    raise too_large(run, where)
 
 
 P = ParamSpec("P")
@@ -170,7 +169,7 @@ def exact_on_overflow(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 @contextmanager
-def amounts_kept(contract: ast.Contract, file: str, source_text: str | None) -> Iterator[None]:
+def amounts_kept(run: ContractRun) -> Iterator[None]:
     """E405, with no allocation to name, for an amount too large to keep exactly that polars
     finds while it plans the contract's columns — a constant of the terms (``1000000000000000
     USD * (0.0000000001 * (1 / 3))``), before any row is read."""
@@ -179,13 +178,12 @@ def amounts_kept(contract: ast.Contract, file: str, source_text: str | None) -> 
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
         if not _overflowed(exc):
             raise
-        raise too_large(contract, file, source_text, None) from None
+        raise too_large(run, None) from None
 
 
-def too_large(
-    contract: ast.Contract, file: str, source_text: str | None, where: str | None
-) -> ContractlangError:
-    """E405 for ``contract``, naming the allocation or run where it happened."""
+def too_large(run: ContractRun, where: str | None) -> ContractlangError:
+    """E405 for ``run``'s contract, naming the allocation or run where it happened."""
+    contract, file, source_text = run.contract, run.file, run.source_text
     at = f" for {where}" if where else ""
     return ContractlangError(
         [
@@ -203,19 +201,13 @@ def too_large(
     )
 
 
-def fit_sums(
-    runs: pl.DataFrame,
-    columns: Sequence[str],
-    contract: ast.Contract,
-    file: str,
-    source_text: str | None,
-) -> pl.DataFrame:
+def fit_sums(runs: pl.DataFrame, columns: Sequence[str], run: ContractRun) -> pl.DataFrame:
     """``columns`` (128-bit sums) as 64-bit integers, or E405 naming the first run whose sum
     does not fit."""
     fits = pl.all_horizontal(pl.col(c).abs() <= INT64_MAX for c in columns)
     over = runs.filter(~fits)
     if over.height:
-        raise too_large(contract, file, source_text, f"run `{over['run_id'].sort()[0]}`")
+        raise too_large(run, f"run `{over['run_id'].sort()[0]}`")
     return runs.with_columns(pl.col(*columns).cast(pl.Int64))
 
 
@@ -259,17 +251,12 @@ def unpriced_allocations(wide: pl.DataFrame) -> pl.DataFrame:
     return wide.filter(unpriced)
 
 
-def check_priced(
-    contract: ast.Contract,
-    unpriced: pl.DataFrame,
-    count: int,
-    file: str,
-    source_text: str | None,
-) -> None:
+def check_priced(run: ContractRun, unpriced: pl.DataFrame, count: int) -> None:
     """E401 when ``count`` allocations are unpriced: ``unpriced`` holds the first
     :data:`MAX_NAMED` of them (:func:`unpriced_allocations`), which the message names."""
     if count == 0:
         return
+    contract, file, source_text = run.contract, run.file, run.source_text
     rows = unpriced.head(MAX_NAMED).to_dicts()
     named = "; ".join(
         f"`{r['alloc_id']}` of run `{r['run_id']}` ({r['capacity'] or 'no capacity'}, "
@@ -286,7 +273,7 @@ def check_priced(
                 f"allocation(s): {named}{tail}",
                 contract.name_span,
                 file=file,
-                help=f"{_why_unpriced(contract, unpriced.head(1))}; add a rate whose condition "
+                help=f"{_why_unpriced(run, unpriced.head(1))}; add a rate whose condition "
                 "holds for them (a rate without `when` prices everything left)",
             )
         ],
@@ -294,11 +281,11 @@ def check_priced(
     )
 
 
-def _why_unpriced(contract: ast.Contract, first: pl.DataFrame) -> str:
+def _why_unpriced(run: ContractRun, first: pl.DataFrame) -> str:
     """Why no rate priced ``first`` (one allocation): each rate's condition, and its price
     where the condition holds."""
-    env = Env(columns=dict(first.schema), promises=read_settings(contract).promise_exprs)
-    rates = [c for c in contract.clauses if isinstance(c, ast.Rate)]
+    env = Env(columns=dict(first.schema), promises=run.settings.promise_exprs)
+    rates = run.clauses.rates
     holds = [first.select(condition(r.when, env)).item() for r in rates]
     priced = [
         bool(h) and first.select(compile_expr(r.price, env).expr.is_not_null()).item()

@@ -25,13 +25,12 @@ from pathlib import Path
 import polars as pl
 
 from contractlang.errors import ContractlangError, InternalError
-from contractlang.evaluate.caps import caps_by_level
+from contractlang.evaluate.contract_run import ContractRun
 from contractlang.evaluate.engine import Billed, Progress, bill_allocations, conclude, run_money
 from contractlang.evaluate.ledger import ledger_columns
 from contractlang.evaluate.plan import AllocationPlan
 from contractlang.evaluate.results import Evaluation, PromiseBreaches
 from contractlang.evaluate.runs import merge_promises, promises
-from contractlang.evaluate.settings import read_settings
 from contractlang.evaluate.trace_checks import (
     MAX_NAMED,
     check_against_trace,
@@ -152,9 +151,9 @@ def run_shard(task: ShardTask) -> ShardResult:
         return ShardResult(loaded, error=(-1, BILLING, exc), events=schema, digests=digests)
     parts: list[ContractPart] = []
     for k, contract in enumerate(chosen):
-        file, text = terms.file_of(contract), terms.source_of(contract)
+        run = ContractRun.of(contract, terms.file_of(contract), terms.source_of(contract))
         try:
-            billed = bill_allocations(contract, allocations, text, file=file)
+            billed = bill_allocations(run, allocations)
         except ContractlangError as exc:
             return ShardResult(loaded, tuple(parts), (k, BILLING, exc), schema, digests)
         unpriced = unpriced_allocations(billed.wide)
@@ -186,7 +185,7 @@ def _part(
         unpriced=unpriced.head(MAX_NAMED),
         unpriced_count=unpriced.height,
         negative=negative_credits(wide, billed.plan),
-        promises=promises(wide, billed.settings),
+        promises=promises(wide, billed.run.settings),
         ledger=kept,
     )
 
@@ -375,7 +374,7 @@ def conclude_shards(
     keep = bool(results) and all(r.parts for r in results)
     contracts = []
     for k, contract in enumerate(chosen):
-        file, text = terms.file_of(contract), terms.source_of(contract)
+        run = ContractRun.of(contract, terms.file_of(contract), terms.source_of(contract))
         parts = [r.parts[k] for r in results if len(r.parts) > k]
         if first_error is not None and first_error[:2] == (k, BILLING):
             raise first_error[2]
@@ -383,19 +382,13 @@ def conclude_shards(
         if count:
             unpriced = pl.concat([p.unpriced for p in parts], how="vertical_relaxed")
             first = unpriced.sort("run_id", "attempt").head(MAX_NAMED)
-            check_priced(contract, first, count, file, text)
+            check_priced(run, first, count)
         if first_error is not None and first_error[0] == k:
             raise first_error[2]
         if not parts:
             raise InternalError("a valid shard gave no part of a contract")
         billed = Billed(
-            contract,
-            read_settings(contract),
-            caps_by_level(contract, text),
-            parts[0].plan,
-            pl.concat([p.ledger for p in parts], how="vertical_relaxed"),
-            file,
-            text,
+            run, parts[0].plan, pl.concat([p.ledger for p in parts], how="vertical_relaxed")
         )
         negative = [sum(c) for c in zip(*(p.negative for p in parts), strict=True)]
         result = conclude(
@@ -404,7 +397,7 @@ def conclude_shards(
             budgets,
             allocations=sum(p.allocations for p in parts),
             promises=merge_promises([p.promises for p in parts]),
-            warnings=negative_credit_warnings(negative, billed.plan, file),
+            warnings=negative_credit_warnings(negative, billed.plan, run.file),
         )
         contracts.append(replace(result, allocations_kept=keep and _has_ledger(billed)))
     return Evaluation(
