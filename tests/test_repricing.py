@@ -14,9 +14,11 @@ import pytest
 from support.events import T0, Event, frame, released, started
 
 from contractlang.compare.repricing import GROUPS, Repricing, prices_at, repricing
-from contractlang.compare.variants import Staged, at_multiplier, stage_contract
+from contractlang.compare.variants import at_multiplier
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.contract_run import ContractRun
+from contractlang.evaluate.engine import stage_contract
+from contractlang.evaluate.stages import Staged
 from contractlang.pipeline.language import load_terms, terms_from_text
 from contractlang.trace.derive import derive_facts
 from contractlang.trace.generate import generate_trace
@@ -98,7 +100,7 @@ def test_a_credit_whose_condition_reads_the_charge(
     # `charge > 60 USD` holds for more allocations as the price rises: an allocation of 8 or
     # more GPUs is reachable whatever its charge at m = 1 (only `gpus >= 8 gpus` decides).
     staged, rep = _split(THRESHOLD, facts)
-    allocations = staged.result.allocations
+    allocations = staged.result().allocations
     eight = (allocations["gpus"] >= 8) | (
         (allocations["end_reason"] == "reclaimed") & (allocations["replayed_steps"] > 0)
     )
@@ -129,7 +131,7 @@ def test_a_condition_the_charge_decides_as_a_whole_reaches_every_allocation(
     # can be ruled out, so none is priced by the integer pass.
     staged, rep = _split(EITHER, facts)
     assert rep.numerators.height == 0
-    assert rep.reachable_rows == staged.result.allocations.height
+    assert rep.reachable_rows == staged.result().allocations.height
     _assert_same(staged, MULTIPLIERS)
 
 
@@ -269,7 +271,7 @@ def test_a_price_with_many_places_on_a_long_allocation_is_not_wrapped() -> None:
     terms = terms_from_text(text, "t.spot")
     (contract,) = terms.contracts
     staged = stage_contract(ContractRun.of(contract, "t.spot", terms.source_of(contract)), *facts)
-    assert units * gpus * staged.result.allocations["billable_us"][0] >= 2**128
+    assert units * gpus * staged.result().allocations["billable_us"][0] >= 2**128
     assert repricing(staged) is None
 
 

@@ -17,11 +17,12 @@ from contractlang.compare.attribution import (
 from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import ComparedContract, Comparison, Outcome
 from contractlang.compare.rank import ranks
-from contractlang.compare.variants import Staged, stage_contract
 from contractlang.diagnostics import NO_SPAN, did_you_mean, error
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.contract_run import ContractRun
+from contractlang.evaluate.engine import stage_contract
 from contractlang.evaluate.results import ContractResult, Evaluation
+from contractlang.evaluate.stages import Staged
 from contractlang.evaluate.trace_checks import check_against_trace
 from contractlang.lang import ast
 from contractlang.lang.show import source_text
@@ -80,7 +81,8 @@ def compare(
         run = ContractRun.of(contract, t.file_of(contract), t.source_of(contract))
         s = stage_contract(run, allocations, run_facts)
         staged.append(s)
-        results.append(replace(s.result, budgets=meter.measure(s.result.runs)))
+        result = s.result()
+        results.append(replace(result, budgets=meter.measure(result.runs)))
     evaluation = Evaluation(tuple(results), t.budgets, tr, (*t.warnings, *tr.warnings), t.sources)
     rank_by = ranking if ranking is not None else (t.budgets[0].name if t.budgets else None)
     order = ranks(results, rank_by)
@@ -189,7 +191,8 @@ def attribute_for_run(
         step(f"attributing {contract.name}")
         run = ContractRun.of(contract, t.file_of(contract), t.source_of(contract))
         s = stage_contract(run, allocations, run_facts)
-        results.append(replace(s.result, budgets=meter.measure(s.result.runs)))
+        result = s.result()
+        results.append(replace(result, budgets=meter.measure(result.runs)))
         found[contract.name] = attribute_run(s, run_id) if run_id in known else ()
     evaluation = Evaluation(tuple(results), t.budgets, tr, (*t.warnings, *tr.warnings), t.sources)
     return evaluation, found

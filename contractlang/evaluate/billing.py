@@ -2,16 +2,23 @@
 
 (2) whole-allocation exclusions, (3) duration exclusions, (4) increment and minimum,
 (5) first matching rate → ``charge`` (and ``replayed_cost``), (6) credits; the allocation caps
-of step (7) follow in :mod:`contractlang.evaluate.caps`. The result extends the allocation
-facts with one column per term, so the ledger, the run sums
-and ``explain`` read the same numbers. Money before rounding is ``Decimal(38, 20)``; each ledger
-line is rounded once into integer *minor units* (cents), and everything after — pools, caps,
-sums — is exact integer arithmetic.
+of step (7) follow in :mod:`contractlang.evaluate.caps`, and :mod:`contractlang.evaluate.stages`
+runs them in order. The result extends the allocation facts with one column per term, so the
+ledger, the run sums and ``explain`` read the same numbers. Money before rounding is
+``Decimal(38, 20)``; each ledger line is rounded once into integer *minor units* (cents), and
+everything after — pools, caps, sums — is exact integer arithmetic.
+
+Columns added: ``runtime_us``; ``excluded_by`` (index of the whole-allocation exclusion that
+applies, or null); ``excl_<j>_us`` per duration exclusion; ``billable_us`` and
+``billable_time``; ``rate_index`` and ``price_per_gpu_hour`` of the rate that applies;
+``charge`` and ``replayed_cost`` (Decimal 38,20); ``charge_minor``; ``credit_<m>`` (Decimal
+38,20, null where the credit does not apply) and ``credit_<m>_minor``; ``credit_pool_minor``,
+the sum of the credits (before caps).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
@@ -31,7 +38,7 @@ from contractlang.decimals import (
     to_money,
 )
 from contractlang.evaluate.contract_run import ContractClauses, ContractRun
-from contractlang.evaluate.plan import AllocationPlan, Term
+from contractlang.evaluate.plan import Term
 from contractlang.evaluate.settings import Settings, round_up
 from contractlang.lang import ast
 from contractlang.lang.numbers import INT64_MAX, MICROS_PER_SECOND
@@ -95,32 +102,6 @@ def _split_at(per_gpu: Val, us: pl.Expr, d: int) -> pl.Expr:
 def _digits(m: int, scale: int) -> pl.Expr:
     """The decimal whose digits are ``m`` (below 10^38) at ``scale`` places."""
     return pl.lit(Decimal(m).scaleb(-scale), dtype=dec(scale))
-
-
-def apply_contract(facts: pl.LazyFrame, run: ContractRun) -> tuple[pl.LazyFrame, AllocationPlan]:
-    """Extend the allocation facts with the contract's allocation-level columns, steps (2)–(6)
-    in order (:func:`apply_exclusions`, :func:`apply_billable`, :func:`apply_rates`,
-    :func:`apply_credits`). ``run.multiplier`` scales the price of every rate (``compare``'s
-    price to pass); credits' and caps' own money constants are left as written.
-
-    Columns added: ``runtime_us``; ``excluded_by`` (index of the whole-allocation exclusion
-    that applies, or null); ``excl_<j>_us`` per duration exclusion; ``billable_us`` and
-    ``billable_time``; ``rate_index`` and ``price_per_gpu_hour`` of the rate that applies;
-    ``charge`` and ``replayed_cost`` (Decimal 38,20);
-    ``charge_minor``; ``credit_<m>`` (Decimal 38,20, null where the credit does not apply) and
-    ``credit_<m>_minor``; ``credit_pool_minor``, the sum of the credits (before caps).
-    """
-    lf, whole_terms, dur_terms = apply_exclusions(facts, run)
-    lf = apply_billable(lf, run.settings)
-    lf, rate_terms = apply_rates(lf, run)
-    lf, credit_terms = apply_credits(lf, run)
-    plan = AllocationPlan(
-        whole_exclusions=whole_terms,
-        duration_exclusions=dur_terms,
-        rates=rate_terms,
-        credits=credit_terms,
-    )
-    return lf, plan
 
 
 def _env(lf: pl.LazyFrame, s: Settings) -> Env:
@@ -259,14 +240,12 @@ def apply_rates(lf: pl.LazyFrame, run: ContractRun) -> tuple[pl.LazyFrame, tuple
     return lf, rate_terms
 
 
-def apply_credits(
-    lf: pl.LazyFrame, run: ContractRun, only: Collection[int] | None = None
-) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
+def apply_credits(lf: pl.LazyFrame, run: ContractRun) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
     """Step (6): each credit a money amount where its condition holds (below zero counts as
-    zero), ``credit_<m>`` and ``credit_<m>_minor``; their sum, ``credit_pool_minor``.
-    ``only``: the credits that can apply to these allocations (the others' columns are none,
-    not computed)."""
-    c, s = run.clauses, run.settings
+    zero), ``credit_<m>`` and ``credit_<m>_minor`` (their sum, the pool, is
+    :func:`credit_pool`). Only the credits in ``run.credits_reaching`` (all when none) are
+    computed: the others' columns are none."""
+    c, s, only = run.clauses, run.settings, run.credits_reaching
     env = _env(lf, s)
     credit_terms = []
     for m, x in enumerate(c.credits):
@@ -287,7 +266,7 @@ def apply_credits(
             .otherwise(minor_units(clipped, s))
             .alias(f"{col}_minor")
         )
-    return lf.with_columns(credit_pool_minor=credit_pool(credit_terms)), tuple(credit_terms)
+    return lf, tuple(credit_terms)
 
 
 def credit_pool(terms: Sequence[Term]) -> pl.Expr:

@@ -52,8 +52,9 @@ class ContractClauses:
 
 @dataclass(frozen=True)
 class ContractRun:
-    """A contract, what its clauses say (its settings, its caps by level) and where it was
-    written (its file, for diagnostics; its source text, for the ledger's labels)."""
+    """A contract, what its clauses say (its settings, its caps by level), where it was
+    written (its file, for diagnostics; its source text, for the ledger's labels) and what
+    a variant changes (a price multiplier; which credits and allocations are in view)."""
 
     contract: ast.Contract
     settings: Settings
@@ -65,6 +66,12 @@ class ContractRun:
     #: the decimal places the picked prices need (:func:`~contractlang.evaluate.billing.
     #: price_places`), with a multiplier
     price_places: int | None = None
+    #: the credits that can apply to the allocations, when not all: the others' lines are
+    #: none there, not computed (the price search's allocations a credit can reach)
+    credits_reaching: frozenset[int] | None = None
+    #: the allocations are one shard's: E401 and W401, which read every allocation, are the
+    #: global step's
+    shard: bool = False
 
     @classmethod
     def of(cls, contract: ast.Contract, file: str, source_text: str | None) -> ContractRun:
