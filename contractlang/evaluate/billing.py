@@ -29,6 +29,7 @@ from contractlang.compile import Env, compile_expr, condition
 from contractlang.decimals import (
     MICROS,
     MONEY_SCALE,
+    Arithmetic,
     Val,
     align,
     dec,
@@ -53,7 +54,7 @@ def minor_units(expr: pl.Expr, s: Settings) -> pl.Expr:
     return (rounded * pl.lit(s.minor, dtype=dec(0))).cast(pl.Int64)
 
 
-def price_times_time(per_gpu: Val, us: pl.Expr) -> pl.Expr:
+def price_times_time(per_gpu: Val, us: pl.Expr, arithmetic: Arithmetic) -> pl.Expr:
     """``per_gpu`` (money per GPU and unit of time, with its factor) × ``us`` microseconds, as
     money at :data:`MONEY_SCALE`, exact, without any intermediate wider than one unit of the
     price's own time.
@@ -74,19 +75,21 @@ def price_times_time(per_gpu: Val, us: pl.Expr) -> pl.Expr:
     as ``price_per_gpu_hour`` is), split at whole hours as above."""
     d = (per_gpu.factor * MICROS).denominator
     if d <= MICROS_PER_HOUR:
-        return _split_at(per_gpu, us, d)
+        return _split_at(per_gpu, us, d, arithmetic)
     fits = per_gpu.expr.abs() < _digits(10**38 // d, per_gpu.scale)
     zero = pl.lit(0, dtype=dec(per_gpu.scale))
     exact = _split_at(
-        replace(per_gpu, expr=pl.when(fits).then(per_gpu.expr).otherwise(zero)), us, d
+        replace(per_gpu, expr=pl.when(fits).then(per_gpu.expr).otherwise(zero)), us, d, arithmetic
     )
-    hourly = to_money(Val(per_gpu.expr, "num", per_gpu.scale, per_gpu.factor * 3600))
+    per_hour = Val(per_gpu.expr, "num", per_gpu.scale, per_gpu.factor * 3600)
+    hourly = to_money(per_hour, arithmetic)
     hourly = pl.when(fits).then(pl.lit(0, dtype=dec(MONEY_SCALE))).otherwise(hourly)
-    by_hour = _split_at(Val(hourly, "num", MONEY_SCALE, Fraction(1, 3600)), us, MICROS_PER_HOUR)
+    held = Val(hourly, "num", MONEY_SCALE, Fraction(1, 3600))
+    by_hour = _split_at(held, us, MICROS_PER_HOUR, arithmetic)
     return pl.when(fits).then(exact).otherwise(by_hour)
 
 
-def _split_at(per_gpu: Val, us: pl.Expr, d: int) -> pl.Expr:
+def _split_at(per_gpu: Val, us: pl.Expr, d: int, arithmetic: Arithmetic) -> pl.Expr:
     """``per_gpu × us`` as ``p·w·n + p·r·n/d`` (:func:`price_times_time`)."""
     if d > INT64_MAX:  # past every `us`: w = 0
         whole = pl.lit(0, dtype=dec(0))
@@ -96,7 +99,7 @@ def _split_at(per_gpu: Val, us: pl.Expr, d: int) -> pl.Expr:
         rest = (us % d).cast(dec(0))
     exact = mul(per_gpu, Val(whole, "num", 0, d * MICROS))  # factor f·d = n: no division
     tail = mul(per_gpu, Val(rest, "num", 0, MICROS))
-    return to_money(exact) + to_money(tail)
+    return to_money(exact, arithmetic) + to_money(tail, arithmetic)
 
 
 def _digits(m: int, scale: int) -> pl.Expr:
@@ -135,7 +138,8 @@ def apply_exclusions(
     dur_terms = []
     for j, x in enumerate(durs):
         col = f"excl_{j}_us"
-        wanted = to_micros(compile_expr(x.duration, env)).fill_null(0).clip(lower_bound=0)
+        wanted = to_micros(compile_expr(x.duration, env), run.arithmetic)
+        wanted = wanted.fill_null(0).clip(lower_bound=0)
         applies = condition(x.when, env)
         removed = pl.when(applies).then(pl.min_horizontal(wanted, pl.col("remaining_us")))
         lf = lf.with_columns(removed.otherwise(0).alias(col)).with_columns(
@@ -224,15 +228,18 @@ def apply_rates(lf: pl.LazyFrame, run: ContractRun) -> tuple[pl.LazyFrame, tuple
         m, m_scale = lit_decimal(multiplier)
         price = mul(price, Val(m, "num", m_scale))
     per_gpu = mul(price, Val(pl.col("gpus").cast(dec(0)), "num", 0))
+    arithmetic = run.arithmetic
     money = {
-        "price_per_gpu_hour": to_money(Val(price.expr, "num", price.scale, factor * 3600)),
-        "charge": price_times_time(per_gpu, pl.col("billable_us")),
+        "price_per_gpu_hour": to_money(
+            Val(price.expr, "num", price.scale, factor * 3600), arithmetic
+        ),
+        "charge": price_times_time(per_gpu, pl.col("billable_us"), arithmetic),
     }
     if _reads(c.credits, "replayed_cost"):
         replay_us = pl.min_horizontal(
             pl.col("replayed_time").dt.total_microseconds(), pl.col("billable_us")
         )
-        money["replayed_cost"] = price_times_time(per_gpu, replay_us)
+        money["replayed_cost"] = price_times_time(per_gpu, replay_us, arithmetic)
     else:  # no term reads it: not worth a column of decimal products
         money["replayed_cost"] = pl.lit(None, dtype=dec(MONEY_SCALE))
     lf = lf.with_columns(**money).drop("_price")
@@ -255,7 +262,7 @@ def apply_credits(lf: pl.LazyFrame, run: ContractRun) -> tuple[pl.LazyFrame, tup
             none = pl.lit(None, dtype=dec(MONEY_SCALE)), pl.lit(None, dtype=pl.Int64)
             lf = lf.with_columns(none[0].alias(col), none[1].alias(f"{col}_minor"))
             continue
-        amount = to_money(compile_expr(x.amount, env))
+        amount = to_money(compile_expr(x.amount, env), run.arithmetic)
         value = pl.when(condition(x.when, env)).then(amount).otherwise(None)
         lf = lf.with_columns(value.alias(col))
         zero = pl.lit(0, dtype=dec(MONEY_SCALE))

@@ -1,6 +1,7 @@
 """One contract as every stage of its evaluation reads it: the contract, its settings and caps,
-its file and source text — made once per contract (:meth:`ContractRun.of`) and passed to each
-stage. A variant (``compare``'s) is the same with a field changed.
+its file and source text, the arithmetic its decimals take — made once per contract
+(:meth:`ContractRun.of`) and passed to each stage, never read from ambient state. A variant
+(``compare``'s) is the same with a field changed.
 
 Example::
 
@@ -10,6 +11,8 @@ Example::
     >>> run = ContractRun.of(terms.contracts[0], "c.spot", None)
     >>> run.settings.currency, [label for _, label in run.caps["run"]], len(run.clauses.rates)
     ('EUR', ['cap'], 1)
+    >>> run.arithmetic
+    'quick'
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
+from contractlang.decimals import Arithmetic
 from contractlang.evaluate.caps import Caps, caps_by_level
 from contractlang.evaluate.plan import term_label
 from contractlang.evaluate.settings import Settings, read_settings
@@ -53,14 +57,18 @@ class ContractClauses:
 @dataclass(frozen=True)
 class ContractRun:
     """A contract, what its clauses say (its settings, its caps by level), where it was
-    written (its file, for diagnostics; its source text, for the ledger's labels) and what
-    a variant changes (a price multiplier; which credits and allocations are in view)."""
+    written (its file, for diagnostics; its source text, for the ledger's labels), how its
+    decimals are computed, and what a variant changes (a price multiplier; which credits
+    and allocations are in view)."""
 
     contract: ast.Contract
     settings: Settings
     caps: Caps
     file: str
     source_text: str | None
+    #: how the stages apply a factor (:data:`~contractlang.decimals.Arithmetic`): quick, and
+    #: careful where the quick way overflows (the engine's ``run_stages`` runs them again so)
+    arithmetic: Arithmetic = "quick"
     #: every rate's price × this (``compare``'s price search): the rates chosen at 1 stand
     multiplier: Fraction | None = None
     #: the decimal places the picked prices need (:func:`~contractlang.evaluate.billing.

@@ -23,11 +23,12 @@ from dataclasses import replace
 
 import polars as pl
 
+from contractlang.errors import ContractlangError
 from contractlang.evaluate.budget import evaluate_budget
 from contractlang.evaluate.contract_run import ContractRun
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.evaluate.stages import Stage, Staged, through
-from contractlang.evaluate.trace_checks import check_against_trace, exact_on_overflow
+from contractlang.evaluate.trace_checks import check_against_trace
 from contractlang.lang import ast
 from contractlang.lang.terms import Terms
 from contractlang.trace.derive import Facts
@@ -66,11 +67,18 @@ def evaluate_contracts(
     )
 
 
-@exact_on_overflow
 def run_stages(staged: Staged, first: Stage | None = None, until: Stage | None = None) -> Staged:
-    """:func:`~contractlang.evaluate.stages.through` (``staged`` through the stages from
-    ``first`` up to ``until``)."""
-    return through(staged, first, until)
+    """``staged`` through the stages from ``first`` up to ``until``
+    (:func:`~contractlang.evaluate.stages.through`) in its run's arithmetic; where the quick
+    way overflows (E405), the same stages again the careful way, whose E405 stands. Either
+    way the figures are the same exact ones: the quick way fails only loudly."""
+    try:
+        return through(staged, first, until)
+    except ContractlangError as exc:
+        if staged.run.arithmetic == "careful" or all(d.code != "E405" for d in exc.diagnostics):
+            raise
+    careful = replace(staged, run=replace(staged.run, arithmetic="careful"))
+    return through(careful, first, until)
 
 
 def stage_contract(run: ContractRun, allocations: pl.DataFrame, run_facts: pl.DataFrame) -> Staged:

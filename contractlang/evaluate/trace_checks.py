@@ -5,16 +5,13 @@ that computed below zero (W401)."""
 
 from __future__ import annotations
 
-import functools
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import ParamSpec, TypeVar
 
 import polars as pl
 
 from contractlang.compile import Env, compile_expr, condition
-from contractlang.decimals import careful, quick
 from contractlang.diagnostics import Diagnostic, Source, error, warning
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.budget import budget_currencies
@@ -135,37 +132,13 @@ def collect_amounts(lf: pl.LazyFrame, run: ContractRun) -> pl.DataFrame:
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
         if not _overflowed(exc):
             raise
-        if quick():  # done again the careful way (exact_on_overflow), which names the row
+        if run.arithmetic == "quick":  # run again the careful way, which names the row
             raise too_large(run, None) from None
         try:
             where = _first_overflow(lf)
         except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError):
             where = None  # a constant overflows: no row to name
     raise too_large(run, where)
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def exact_on_overflow(fn: Callable[P, R]) -> Callable[P, R]:
-    """``fn``, whose expressions take the compiler's quick arithmetic (``decimals.quick``);
-    when an amount overflows it (E405), ``fn`` done again the careful way, whose E405 stands.
-    Either way the figures are the same exact ones: the quick way fails only loudly."""
-
-    @functools.wraps(fn)
-    def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        if not quick():
-            return fn(*args, **kwargs)
-        try:
-            return fn(*args, **kwargs)
-        except ContractlangError as exc:
-            if not any(d.code == "E405" for d in exc.diagnostics):
-                raise
-        with careful():
-            return fn(*args, **kwargs)
-
-    return run
 
 
 @contextmanager
