@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from contractlang.evaluate.results import ContractResult, Evaluation
     from contractlang.fmt import format_file
     from contractlang.lang.terms import Terms
-    from contractlang.pipeline.evaluation import evaluate, evaluate_facts
+    from contractlang.pipeline.evaluation import EvaluateOptions, evaluate, evaluate_facts
     from contractlang.pipeline.language import load_terms, terms_from_text
     from contractlang.pipeline.parsing import ParseResult, format_source, parse, parse_path
     from contractlang.trace import derive_facts, generate_trace, load_trace
@@ -39,6 +39,7 @@ _HOMES = {
     "Evaluation": "contractlang.evaluate.results",
     "format_file": "contractlang.fmt",
     "Terms": "contractlang.lang.terms",
+    "EvaluateOptions": "contractlang.pipeline.evaluation",
     "evaluate": "contractlang.pipeline.evaluation",
     "evaluate_facts": "contractlang.pipeline.evaluation",
     "ParseResult": "contractlang.pipeline.parsing",
@@ -66,6 +67,7 @@ __all__ = [
     "CheckResult",
     "ContractResult",
     "ContractlangError",
+    "EvaluateOptions",
     "Evaluation",
     "ExitCode",
     "ParseResult",

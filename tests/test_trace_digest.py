@@ -15,7 +15,7 @@ from support.events import TRACE_SCHEMA, frame, released, started
 
 from contractlang import terms_from_text
 from contractlang.errors import InternalError
-from contractlang.pipeline.evaluation import evaluate
+from contractlang.pipeline.evaluation import EvaluateOptions, evaluate
 from contractlang.trace import digest as digest_module
 from contractlang.trace import load_trace
 from contractlang.trace.digest import canonical_text, trace_digest
@@ -104,17 +104,17 @@ def test_the_digest_is_the_same_whole_in_shards_and_once_the_events_are_let_go(
     expected = oracle.digest(load_trace(path).as_frame().to_dicts())
     assert trace_digest(load_trace(path)) == expected
     terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
-    let_go = evaluate(terms, path, keep_events=False)
+    let_go = evaluate(terms, path, EvaluateOptions(keep_events=False))
     assert let_go.trace.events.height == 0
     assert trace_digest(let_go.trace) == expected
     for shards in (2, 3, 7):
-        assert trace_digest(evaluate(terms, path, shards=shards).trace) == expected
+        assert trace_digest(evaluate(terms, path, EvaluateOptions(shards=shards)).trace) == expected
 
 
 def test_a_trace_whose_events_were_let_go_without_its_digest_has_none() -> None:
     # never the digest of no events: an internal error (exit 3) names the slip
     terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
-    result = evaluate(terms, EXAMPLE, keep_events=False, digest=False)
+    result = evaluate(terms, EXAMPLE, EvaluateOptions(keep_events=False, digest=False))
     with pytest.raises(InternalError):
         trace_digest(result.trace)
 
@@ -143,6 +143,6 @@ def test_extra_columns_of_any_type_have_one_digest(tmp_path: Path, extra: pl.Ser
     whole = trace_digest(load_trace(path))
     assert "object at 0x" not in "".join(canonical_text(load_trace(path)))
     terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
-    assert trace_digest(evaluate(terms, path, shards=3).trace) == whole
+    assert trace_digest(evaluate(terms, path, EvaluateOptions(shards=3)).trace) == whole
     shuffled = pl.read_parquet(path).sample(fraction=1.0, shuffle=True, seed=4)
     assert trace_digest(load_trace(shuffled)) == whole
