@@ -366,7 +366,7 @@ def _numerator(
     lf: pl.LazyFrame, s: Settings, c: ContractClauses, places: int
 ) -> tuple[pl.LazyFrame, Fraction, pl.Expr, Fraction]:
     """The picked price as an exact integer of its own ``places`` (its decimal's unscaled
-    value: the places drop nothing, :func:`~contractlang.evaluate.billing.price_places`), the
+    value: the places drop nothing, :func:`~contractlang.compare.variants.price_places`), the
     fraction that turns ``n = price × gpus × billable_us`` into minor units, and the price's
     factor per µs."""
     lf, price = pick_rate(lf, c, s, chosen=True)

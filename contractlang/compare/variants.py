@@ -20,7 +20,6 @@ Example::
     >>> from contractlang import generate_trace, load_trace, derive_facts, terms_from_text
     >>> terms = terms_from_text('''contract "c" { currency USD rate 2 USD per gpu_hour
     ...   billing increment 1 hour }''')
-    >>> from contractlang.evaluate.contract_run import ContractRun
     >>> from contractlang.evaluate.engine import stage_contract
     >>> allocations, runs = derive_facts(load_trace(generate_trace(3, seed=1))).collect()
     >>> run = ContractRun.of(terms.contracts[0], "c.spot", terms.source_of(terms.contracts[0]))
@@ -39,9 +38,13 @@ from datetime import time
 from fractions import Fraction
 from typing import Literal
 
+import polars as pl
+
+from contractlang.decimals import dec
 from contractlang.errors import InternalError
-from contractlang.evaluate.billing import price_places
+from contractlang.evaluate.billing import pick_rate
 from contractlang.evaluate.caps import caps_by_level
+from contractlang.evaluate.contract_run import ContractRun
 from contractlang.evaluate.engine import run_stages
 from contractlang.evaluate.plan import term_label
 from contractlang.evaluate.results import ContractResult
@@ -131,12 +134,29 @@ def without(staged: Staged, clause: ast.Clause) -> ContractResult:
 
 
 def priceable(staged: Staged) -> Staged:
-    """``staged`` with the decimal places its picked prices need (:func:`~contractlang.
-    evaluate.billing.price_places`), which every price multiplier reads: found once."""
+    """``staged`` with the decimal places its picked prices need, which every price
+    multiplier reads: found once (:func:`price_places`)."""
     if staged.run.price_places is not None:
         return staged
     places = price_places(need(staged.wide, "the allocations' amounts").lazy(), staged.run)
     return replace(staged, run=replace(staged.run, price_places=places))
+
+
+def price_places(lf: pl.LazyFrame, run: ContractRun) -> int:
+    """The fewest decimal places at which every picked price is exact. Prices are held at the
+    scale of the finest rate (a `trace.<column>` has 18 places); multiplying them by a
+    multiplier of its own places needs that many more digits, so the price search first
+    drops the places no price uses — losslessly."""
+    lf, price = pick_rate(lf, run.clauses, run.settings, chosen=True)
+    col = pl.col("_price")
+    exact = [
+        (col.cast(dec(k)).cast(dec(price.scale)) == col).fill_null(True).all().alias(str(k))
+        for k in range(price.scale)
+    ]
+    if not exact:
+        return price.scale
+    row = lf.select(exact).collect().row(0)
+    return next((k for k, ok in enumerate(row) if ok), price.scale)
 
 
 def at_multiplier(staged: Staged, multiplier: Fraction) -> ContractResult:

@@ -193,27 +193,10 @@ def pick_rate(
     return lf, Val(pl.col("_price"), "num", scale, factor)
 
 
-def price_places(lf: pl.LazyFrame, run: ContractRun) -> int:
-    """The fewest decimal places at which every picked price is exact. Prices are held at the
-    scale of the finest rate (a `trace.<column>` has 18 places); multiplying them by a
-    multiplier of its own places needs that many more digits, so the price search first
-    drops the places no price uses — losslessly."""
-    lf, price = pick_rate(lf, run.clauses, run.settings, chosen=True)
-    col = pl.col("_price")
-    exact = [
-        (col.cast(dec(k)).cast(dec(price.scale)) == col).fill_null(True).all().alias(str(k))
-        for k in range(price.scale)
-    ]
-    if not exact:
-        return price.scale
-    row = lf.select(exact).collect().row(0)
-    return next((k for k, ok in enumerate(row) if ok), price.scale)
-
-
 def apply_rates(lf: pl.LazyFrame, run: ContractRun) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
     """Step (5): the first rate whose condition holds and whose price is not none, its price
     (times ``run.multiplier``, when given; ``run.price_places``: how many decimal places the
-    prices need, from :func:`price_places`), ``charge``, ``replayed_cost`` and
+    prices need), ``charge``, ``replayed_cost`` and
     ``charge_minor``. With a multiplier, ``lf`` holds the rates chosen at m = 1 (the
     multiplier changes no rate's condition, nor whether its price is none)."""
     c, s, multiplier, places = run.clauses, run.settings, run.multiplier, run.price_places

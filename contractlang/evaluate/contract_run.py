@@ -71,8 +71,7 @@ class ContractRun:
     arithmetic: Arithmetic = "quick"
     #: every rate's price × this (``compare``'s price search): the rates chosen at 1 stand
     multiplier: Fraction | None = None
-    #: the decimal places the picked prices need (:func:`~contractlang.evaluate.billing.
-    #: price_places`), with a multiplier
+    #: the decimal places the picked prices need, with a multiplier (``compare`` finds them)
     price_places: int | None = None
     #: the credits that can apply to the allocations, when not all: the others' lines are
     #: none there, not computed (the price search's allocations a credit can reach)
