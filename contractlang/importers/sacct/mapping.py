@@ -21,7 +21,7 @@ Times are the cluster's local time without an offset, read in the zone given (``
 text export without it is E502); a time in a daylight-saving gap or a repeated hour is an error
 naming its row. A ``sacct --json`` export's times carry their offset: it needs no zone.
 
-The text of an export is split into rows by :mod:`~contractlang.importers.sacct_text`;
+The text of an export is split into rows by :mod:`~contractlang.importers.sacct.text_export`;
 :func:`import_records` maps rows of fields keyed by the man page's names, from whatever export
 they came.
 """
@@ -39,9 +39,6 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from contractlang.diagnostics import Diagnostic, did_you_mean
-from contractlang.importers import sacct_fields as sf
-from contractlang.importers import sacct_json as sj
-from contractlang.importers import sacct_text as st
 from contractlang.importers.frame import SOURCE_ROW, Events, validated
 from contractlang.importers.localtime import (
     OUT_OF_RANGE,
@@ -51,6 +48,9 @@ from contractlang.importers.localtime import (
     read_zone,
 )
 from contractlang.importers.result import Collector, ImportResult, Reject
+from contractlang.importers.sacct import fields as sf
+from contractlang.importers.sacct import json_export as sj
+from contractlang.importers.sacct import text_export as st
 from contractlang.importers.text import (
     format_error,
     has_bad_bytes,
@@ -197,7 +197,7 @@ def _import_json(
     delimiter: str,
 ) -> ImportResult:
     """A ``sacct --json`` export: its records as the fields ``sacct --parsable2`` prints
-    (:mod:`~contractlang.importers.sacct_json`), mapped as the text's rows are; row N is the
+    (:mod:`~contractlang.importers.sacct.json_export`), mapped as the text's rows are; row N is the
     N-th element of ``jobs``, and its steps go with it."""
     for flag, given in (("--fields", fields is not None), ("--delimiter", delimiter != "|")):
         if given:

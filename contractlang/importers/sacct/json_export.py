@@ -83,7 +83,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from contractlang.importers import sacct_fields as sf
+from contractlang.importers.sacct import fields as sf
 from contractlang.importers.text import format_error, json_kind, parse_json
 
 #: Every field a record gives, in the order of the text export docs/import.md recommends

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from contractlang.codes import LAST_LINE_OPEN
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
-from contractlang.importers import sacct_fields as sf
 from contractlang.importers.result import Collector, Reject, last_line_detail
+from contractlang.importers.sacct import fields as sf
 from contractlang.importers.text import cut_short, format_error, replace_bad_bytes
 
 
