@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from contractlang.importers import focus_values as fv
-from contractlang.importers.parquet_table import Kind
+from contractlang.importers.focus import values as fv
+from contractlang.importers.focus.parquet_table import Kind
 
 #: The run of invoice lines that name none.
 UNATTRIBUTED = "unattributed"
@@ -69,7 +69,7 @@ OPTIONAL = (
 )
 
 #: What each column holds, for a Parquet export's types
-#: (:mod:`~contractlang.importers.parquet_table`).
+#: (:mod:`~contractlang.importers.focus.parquet_table`).
 KINDS: dict[str, Kind] = {
     **dict.fromkeys((*REQUIRED, *OPTIONAL), "text"),
     **dict.fromkeys(("BilledCost", *DECIMAL_KEPT), "decimal"),

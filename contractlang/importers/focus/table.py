@@ -15,8 +15,8 @@ flagged (``correction``).
 Rows are the file's data rows, from 1 (a CSV header is not a row). A CSV file is read as a
 table of text (:mod:`~contractlang.importers.csv_table`), a Parquet file — found by its
 content, ``PAR1`` — as the same table, its typed values spelled exactly
-(:mod:`~contractlang.importers.parquet_table`); either is mapped column by column
-(:mod:`~contractlang.importers.focus_rows`): every rejection, note and figure is the one a
+(:mod:`~contractlang.importers.focus.parquet_table`); either is mapped column by column
+(:mod:`~contractlang.importers.focus.rows`): every rejection, note and figure is the one a
 row-by-row reading gives (``tests/test_import_focus_reader.py`` compares them).
 """
 
@@ -27,16 +27,20 @@ from pathlib import Path
 from contractlang.diagnostics import NO_SPAN, NOT_UTF8_NAME, RENAME, error, utf8_name
 from contractlang.errors import ContractlangError
 from contractlang.importers.csv_table import Table, header_of, read_table
-from contractlang.importers.focus_columns import (
+from contractlang.importers.focus.columns import (
     KINDS,
     OPTIONAL,
     REQUIRED,
     UNATTRIBUTED,
     RunKey,
 )
-from contractlang.importers.focus_rows import map_rows
+from contractlang.importers.focus.parquet_table import (
+    is_parquet,
+    parquet_schema,
+    read_parquet_table,
+)
+from contractlang.importers.focus.rows import map_rows
 from contractlang.importers.frame import validated
-from contractlang.importers.parquet_table import is_parquet, parquet_schema, read_parquet_table
 from contractlang.importers.result import Collector, ImportResult
 from contractlang.importers.text import (
     format_error,

@@ -23,7 +23,6 @@ import polars as pl
 from contractlang.codes import LAST_LINE_OPEN
 from contractlang.diagnostics import NO_SPAN, did_you_mean, error
 from contractlang.errors import ContractlangError
-from contractlang.importers import focus_values as fv
 from contractlang.importers.columns import (
     found,
     notes,
@@ -32,7 +31,8 @@ from contractlang.importers.columns import (
     value_series,
 )
 from contractlang.importers.csv_table import FIELDS, ROW, Table, column
-from contractlang.importers.focus_columns import (
+from contractlang.importers.focus import values as fv
+from contractlang.importers.focus.columns import (
     DECIMAL_KEPT,
     ENUM_KEPT,
     EVENTS,
