@@ -22,7 +22,6 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "contractlang.syntax",
         "contractlang.trace",
-        "contractlang.availability",
         "contractlang.check",
         "contractlang.decimals",
     ),

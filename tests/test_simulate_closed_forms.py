@@ -23,7 +23,7 @@ import polars as pl
 import pytest
 from support.workloads import write_workload
 
-from contractlang.availability import read_availability
+from contractlang.importers.availability.read import read_availability
 from contractlang.simulate import simulate
 from contractlang.simulate.reclaims import Replay
 from contractlang.simulate.streams import Streams

@@ -1,5 +1,5 @@
 """``contractlang import availability``: a public spot availability trace (SkyPilot JSON or
-Bamboo add/remove CSV, :mod:`contractlang.availability`) as a trace of allocations.
+Bamboo add/remove CSV, :mod:`contractlang.importers.availability.read`) as a trace of allocations.
 
 The file becomes one run (``--run-id``, by default the file's name without its extension).
 Capacity is counted in instances: instance slot *k* (1, 2, … up to the most instances the
@@ -15,7 +15,7 @@ SkyPilot file's ticks (``data[i]`` is row *i* + 1) or a Bamboo file's lines; eve
 mapped (it sets the count of its tick or time), or blank.
 
 >>> from datetime import UTC, datetime
->>> from contractlang.availability import parse_availability
+>>> from contractlang.importers.availability.read import parse_availability
 >>> r = availability_trace(parse_availability(
 ...     '{"metadata": {"gap_seconds": 60}, "data": [1, 2, 0, 1]}', "t.json"),
 ...     datetime(2025, 1, 1, tzinfo=UTC), run_id="t", gpus=8)
@@ -37,7 +37,10 @@ from pathlib import Path
 
 import polars as pl
 
-from contractlang.availability import (
+from contractlang.codes import LAST_LINE_OPEN
+from contractlang.diagnostics import NO_SPAN, error
+from contractlang.errors import ContractlangError
+from contractlang.importers.availability.read import (
     CUT_HELP,
     Availability,
     cut_bamboo_row,
@@ -45,9 +48,6 @@ from contractlang.availability import (
     read_availability,
     text_lines,
 )
-from contractlang.codes import LAST_LINE_OPEN
-from contractlang.diagnostics import NO_SPAN, error
-from contractlang.errors import ContractlangError
 from contractlang.importers.frame import SOURCE_ROW, Events, validated
 from contractlang.importers.result import Collector, ImportResult
 from contractlang.importers.text import format_error, read_text
@@ -189,7 +189,7 @@ def slot_stretches(a: Availability) -> list[tuple[int, int, int]]:
     the stretches: a rise from *c* to *d* instances opens slots *c* + 1 … *d*, a fall closes
     them, so the work grows with the stretches and the allocations, not with their product.
 
-    >>> from contractlang.availability import parse_availability
+    >>> from contractlang.importers.availability.read import parse_availability
     >>> a = parse_availability('{"metadata": {"gap_seconds": 1}, "data": [2, 1, 2]}', "t")
     >>> [(k, s // 10**6, e // 10**6) for k, s, e in slot_stretches(a)]
     [(1, 0, 3), (2, 0, 1), (2, 2, 3)]
