@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
-from contractlang.importers.focus.table import UNATTRIBUTED, RunKey, import_focus
+from contractlang.importers.focus.columns import UNATTRIBUTED, RunKey
+from contractlang.importers.focus.table import import_focus
 
 __all__ = ["UNATTRIBUTED", "RunKey", "import_focus"]

@@ -27,13 +27,7 @@ from pathlib import Path
 from contractlang.diagnostics import NO_SPAN, NOT_UTF8_NAME, RENAME, error, utf8_name
 from contractlang.errors import ContractlangError
 from contractlang.importers.csv_table import Table, header_of, read_table
-from contractlang.importers.focus.columns import (
-    KINDS,
-    OPTIONAL,
-    REQUIRED,
-    UNATTRIBUTED,
-    RunKey,
-)
+from contractlang.importers.focus.columns import KINDS, OPTIONAL, REQUIRED, RunKey
 from contractlang.importers.focus.parquet_table import (
     is_parquet,
     parquet_schema,
@@ -50,7 +44,7 @@ from contractlang.importers.text import (
     refuse_repeated,
 )
 
-__all__ = ["UNATTRIBUTED", "RunKey", "import_focus"]
+__all__ = ["import_focus"]
 
 
 def import_focus(path: str | Path, run_from: RunKey | str) -> ImportResult:
