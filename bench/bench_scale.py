@@ -53,7 +53,7 @@ def _engine(path: Path, shards: int | None, engine: str, out: Path, step: str) -
     # import time and memory count only where they are measured
     from contractlang.pipeline.evaluation import evaluate  # noqa: PLC0415
     from contractlang.pipeline.language import terms_from_text  # noqa: PLC0415
-    from contractlang.render.json_report import render_json  # noqa: PLC0415
+    from contractlang.render.evaluate.json import render_json  # noqa: PLC0415
 
     terms = terms_from_text(be.CONTRACT, "bench.spot")
     marks: list[tuple[str, float]] = []

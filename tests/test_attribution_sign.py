@@ -26,7 +26,7 @@ from contractlang.compare import Comparison, compare
 from contractlang.compare.attribution import headline_change, ranked
 from contractlang.compare.model import Outcome
 from contractlang.pipeline.language import terms_from_text
-from contractlang.render.compare_terminal import render_comparison
+from contractlang.render.compare.terminal import render_comparison
 
 # 6 USD per GPU-hour is 0.10 USD per GPU-minute; every allocation holds 1 GPU.
 SPOT = """\

@@ -50,8 +50,8 @@ from contractlang.errors import ContractlangError
 from contractlang.evaluate.caps import RUN_GROSS_RULE
 from contractlang.evaluate.results import ContractResult
 from contractlang.pipeline.language import terms_from_text
-from contractlang.render.explain import explain_run
-from contractlang.render.json_report import render_json
+from contractlang.render.evaluate.json import render_json
+from contractlang.render.explain.terminal import explain_run
 
 D = Decimal
 GOLDEN = Path(__file__).parent / "golden"

@@ -23,8 +23,8 @@ from support.scenario import evaluate_text
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import DisplayUnit
 from contractlang.lang.numbers import MICROS_PER_HOUR, plain, scaled
-from contractlang.render.json_report import render_json
-from contractlang.render.numbers import measure, minor_to_str, money
+from contractlang.render.common.numbers import measure, minor_to_str, money
+from contractlang.render.evaluate.json import render_json
 from contractlang.trace import derive_facts, load_trace
 from contractlang.trace.limits import MAX_GPU_US, MAX_GPUS, MAX_TS, MIN_TS
 

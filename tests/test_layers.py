@@ -157,13 +157,13 @@ def test_hidden_imports_are_seen_and_judged() -> None:
         "from typing import TYPE_CHECKING\n"
         "from . import vocabulary\n"
         "if TYPE_CHECKING:\n    from contractlang.evaluate.results import Evaluation\n"
-        "def f():\n    from contractlang.render import terminal\n"
+        "def f():\n    from contractlang.render.evaluate import terminal\n"
     )
     seen = imports_in(source, "contractlang.lang")
     assert seen == {
         "contractlang.lang.vocabulary",
         "contractlang.evaluate.results",
-        "contractlang.render.terminal",
+        "contractlang.render.evaluate.terminal",
     }
     wrong = violations("contractlang.lang.fake", seen)
     assert len(wrong) == 2  # the relative import stays inside its own package

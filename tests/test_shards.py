@@ -117,7 +117,7 @@ def test_one_shard_through_the_shard_machinery(spot: Path, tmp_path: Path) -> No
     from contractlang.pipeline.evaluation import evaluate  # noqa: PLC0415 (as the tests read)
     from contractlang.pipeline.language import load_terms  # noqa: PLC0415
     from contractlang.pipeline.shards import evaluate_sharded  # noqa: PLC0415
-    from contractlang.render.json_report import render_json  # noqa: PLC0415
+    from contractlang.render.evaluate.json import render_json  # noqa: PLC0415
 
     trace = tmp_path / "t.parquet"
     generate_trace(15, seed=2).write_parquet(trace)

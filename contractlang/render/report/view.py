@@ -18,8 +18,14 @@ from contractlang.compare.model import ComparedContract, Comparison, Outcome
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import ContractResult, DisplayUnit, RequirementResult
 from contractlang.lang.numbers import micros
-from contractlang.render.compare_terminal import comparison_figures
-from contractlang.render.compare_words import (
+from contractlang.render.common.numbers import (
+    counted,
+    duration_human,
+    gpu_hours_human,
+    measure_human,
+)
+from contractlang.render.compare.terminal import comparison_figures
+from contractlang.render.compare.words import (
     PRICE_NOTE,
     minor_cash,
     multiplier_text,
@@ -28,8 +34,7 @@ from contractlang.render.compare_words import (
     to_pass_chunks,
     verdict_chunks,
 )
-from contractlang.render.explain import explain_run
-from contractlang.render.numbers import counted, duration_human, gpu_hours_human, measure_human
+from contractlang.render.explain.terminal import explain_run
 from contractlang.version import __version__
 
 Escape = Callable[[str], str]

@@ -19,7 +19,7 @@ from rich.cells import cell_len
 
 from contractlang.diagnostics import printable
 from contractlang.importers.result import FIRST_ROWS, ImportReport
-from contractlang.render.numbers import counted
+from contractlang.render.common.numbers import counted
 
 WIDTH = 80
 

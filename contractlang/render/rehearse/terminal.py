@@ -23,10 +23,10 @@ from contractlang.rehearse.plan import Timing
 from contractlang.rehearse.record import Record
 from contractlang.rehearse.results import Rehearsal, RehearsalReport
 from contractlang.rehearse.scheduler import percent
-from contractlang.render.layout import print_trimmed, wrap
-from contractlang.render.numbers import duration_human, money
-from contractlang.render.terminal import requirement_line
-from contractlang.render.timeline import (
+from contractlang.render.common.layout import print_trimmed, wrap
+from contractlang.render.common.numbers import duration_human, money
+from contractlang.render.evaluate.terminal import requirement_line
+from contractlang.render.rehearse.timeline import (
     facts_by_alloc,
     failure_path_table,
     span,

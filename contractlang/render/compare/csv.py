@@ -1,5 +1,5 @@
 """`contractlang compare --format csv`: one row per contract and figure, from the JSON document
-(:mod:`~contractlang.render.compare_json`), so both always say the same.
+(:mod:`~contractlang.render.compare.json`), so both always say the same.
 
 Columns: ``contract``, ``rank``, ``section`` (``totals``, ``lost``, ``cost_per_accepted_run``,
 ``budget:<name>``, ``without:<clause>``, ``to_pass``), ``figure``, ``value``, ``delta`` (against
@@ -14,8 +14,8 @@ from typing import Any
 import polars as pl
 
 from contractlang.compare.model import Comparison
-from contractlang.render.compare_json import comparison_to_json
-from contractlang.render.tables import spreadsheet_safe
+from contractlang.render.common.tables import spreadsheet_safe
+from contractlang.render.compare.json import comparison_to_json
 
 COLUMNS = ("contract", "rank", "section", "figure", "value", "delta", "verdict")
 #: The columns of numbers written as text (``value`` holds an error's message on an ``error``
@@ -71,6 +71,6 @@ def _figures(entry: dict[str, Any]) -> list[tuple[Any, ...]]:
 def render_compare_csv(cmp: Comparison) -> str:
     """The CSV document, safe to open in a spreadsheet: a text cell that would start a formula
     (a contract named ``=x``, a requirement ``-sum(credits) …``) is written after a ``'``
-    (:func:`~contractlang.render.tables.spreadsheet_safe`)."""
+    (:func:`~contractlang.render.common.tables.spreadsheet_safe`)."""
     frame = pl.DataFrame(compare_rows(cmp), schema=dict.fromkeys(COLUMNS, pl.String), orient="row")
     return spreadsheet_safe(frame, NUMBERS).write_csv()

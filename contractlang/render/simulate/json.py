@@ -14,8 +14,8 @@ from fractions import Fraction
 from typing import Any
 
 from contractlang.evaluate.results import DisplayUnit
-from contractlang.render.json_report import contract_to_json
-from contractlang.render.numbers import measure, seconds_str
+from contractlang.render.common.numbers import measure, seconds_str
+from contractlang.render.evaluate.json import contract_to_json
 from contractlang.simulate.results import Interval, MonteCarlo, SimulatedContract, Simulation
 from contractlang.simulate.workload import Workload
 

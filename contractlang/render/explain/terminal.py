@@ -18,7 +18,7 @@ from contractlang.evaluate.settings import round_up
 from contractlang.lang import ast
 from contractlang.lang.numbers import micros, plain, round_fraction
 from contractlang.lang.show import source_text
-from contractlang.render.numbers import (
+from contractlang.render.common.numbers import (
     duration_human,
     gpu_hours_str,
     money,

@@ -1,8 +1,8 @@
 """The terminal summary of `contractlang compare`: the verdict in one plain sentence, the drafts'
 figures best first with their deltas against the baseline, each budget requirement across the
 drafts, and with attribution each draft's clauses by how much they move the headline and what
-it would take to pass. Fits any width: figures through :func:`~.layout.lay_out`, prose through
-:func:`~.layout.wrap` — no figure or name is ever split."""
+it would take to pass. Fits any width: figures through :func:`~..common.layout.lay_out`, prose
+through :func:`~..common.layout.wrap` — no figure or name is ever split."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from contractlang.compare.model import ComparedContract, Comparison, Outcome
 from contractlang.compare.rank import delta
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import BudgetResult, ContractResult, RequirementResult
-from contractlang.render.compare_words import (
+from contractlang.render.common.layout import Figure, lay_out, words, wrap
+from contractlang.render.common.numbers import gpu_hours_human, measure_human
+from contractlang.render.compare.words import (
     PRICE_NOTE,
     attribution_chunks,
     cash,
@@ -24,10 +26,8 @@ from contractlang.render.compare_words import (
     to_pass_chunks,
     verdict_chunks,
 )
-from contractlang.render.layout import Figure, lay_out, words, wrap
-from contractlang.render.numbers import gpu_hours_human, measure_human
-from contractlang.render.terminal import figures, trace_headline
-from contractlang.render.trace_summary import set_aside
+from contractlang.render.evaluate.terminal import figures, trace_headline
+from contractlang.render.trace.terminal import set_aside
 
 
 def _print(console: Console, chunks: list[str], *, style: str = "", indent: int = 0) -> None:

@@ -17,15 +17,16 @@ import polars as pl
 
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.lang.numbers import micros, plain
-from contractlang.render.explain import select
-from contractlang.render.numbers import gpu_hours_str, minor_to_str, seconds_str
+from contractlang.render.common.numbers import gpu_hours_str, minor_to_str, seconds_str
+from contractlang.render.explain.terminal import select
 
 SCHEMA = "contractlang.explain/1"
 
 
 def render_explain_json(result: Evaluation, run_id: str, alloc_id: str | None = None) -> str:
-    """The document, as text (raises :class:`~contractlang.render.explain.ExplainError` for a
-    run or allocation the trace does not have)."""
+    """The document, as text (raises
+    :class:`~contractlang.render.explain.terminal.ExplainError` for a run or allocation the
+    trace does not have)."""
     doc = {
         "schema": SCHEMA,
         "run_id": run_id,

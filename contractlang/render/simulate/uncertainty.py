@@ -24,7 +24,7 @@ from fractions import Fraction
 
 from contractlang.evaluate.results import DisplayUnit
 from contractlang.lang.numbers import plain, round_fraction
-from contractlang.render.numbers import measure_human
+from contractlang.render.common.numbers import measure_human
 
 
 def places_for(half: Fraction, most: int) -> int:

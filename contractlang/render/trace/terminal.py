@@ -11,7 +11,7 @@ from rich.table import Table
 
 from contractlang.codes import CODES
 from contractlang.errors import ContractlangError
-from contractlang.render.numbers import counted
+from contractlang.render.common.numbers import counted
 from contractlang.trace.model import Quarantine, Trace
 from contractlang.trace.schema import TraceSummary
 from contractlang.trace.validate import TraceInvalid

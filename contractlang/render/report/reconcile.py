@@ -13,14 +13,14 @@ from decimal import Decimal
 from pathlib import Path
 
 from contractlang.reconcile.model import STATUSES, Reconciliation
-from contractlang.render.numbers import counted
-from contractlang.render.reconcile_text import (
+from contractlang.render.common.numbers import counted
+from contractlang.render.reconcile.terminal import (
     aside_amount,
     discrepancy_lines,
     dispute_rows,
     invoice_note,
 )
-from contractlang.render.reconcile_words import money_text
+from contractlang.render.reconcile.words import money_text
 from contractlang.render.report.render import environment, markdown_text
 
 __all__ = ["render_reconcile_report"]

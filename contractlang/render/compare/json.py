@@ -2,7 +2,7 @@
 docs/compare.md).
 
 Each entry of ``contracts`` is exactly `evaluate`'s contract entry
-(:func:`~contractlang.render.json_report.contract_to_json`) plus ``rank``, ``delta`` and, with
+(:func:`~contractlang.render.evaluate.json.contract_to_json`) plus ``rank``, ``delta`` and, with
 ``--attribute``, ``attribution`` and ``to_pass``. Stable: the same inputs give the same bytes;
 every exact number is a string.
 """
@@ -17,9 +17,9 @@ from contractlang.compare.model import Attribution, ComparedContract, Comparison
 from contractlang.compare.rank import delta
 from contractlang.evaluate.results import BudgetResult, ContractResult, DisplayUnit
 from contractlang.lang.numbers import plain, round_fraction
-from contractlang.render.compare_words import PRICE_NOTE, verdict_chunks
-from contractlang.render.json_report import contract_to_json, evaluation_to_json
-from contractlang.render.numbers import gpu_hours_str, measure, minor_to_str
+from contractlang.render.common.numbers import gpu_hours_str, measure, minor_to_str
+from contractlang.render.compare.words import PRICE_NOTE, verdict_chunks
+from contractlang.render.evaluate.json import contract_to_json, evaluation_to_json
 
 SCHEMA = "contractlang.compare/1"
 _MONEY = DisplayUnit("", Fraction(1), "money")

@@ -4,7 +4,7 @@ its promises, and each budget requirement with its verdict — marked where the 
 inside the interval ("needs more runs"); with several drafts, their ranking and each one's
 differences from the baseline, with the intervals of the paired bootstrap; then the verdict.
 
-Every line is broken only between chunks (:func:`~contractlang.render.layout.wrap`): a figure
+Every line is broken only between chunks (:func:`~contractlang.render.common.layout.wrap`): a figure
 with its unit and error, a name, is never split; names from the terms and the workload are
 shown with their control characters escaped (:func:`~contractlang.diagnostics.printable`).
 """
@@ -21,9 +21,9 @@ from rich.text import Text
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import DisplayUnit
 from contractlang.lang.numbers import MICROS_PER_HOUR, round_fraction
-from contractlang.render.layout import words, wrap
-from contractlang.render.numbers import counted, money
-from contractlang.render.uncertainty import plus_minus
+from contractlang.render.common.layout import words, wrap
+from contractlang.render.common.numbers import counted, money
+from contractlang.render.simulate.uncertainty import plus_minus
 from contractlang.simulate.results import (
     Interval,
     RequirementInterval,

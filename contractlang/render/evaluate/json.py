@@ -18,13 +18,13 @@ from typing import Any
 
 from contractlang.diagnostics import Source
 from contractlang.evaluate.results import BudgetResult, ContractResult, DisplayUnit, Evaluation
-from contractlang.render.numbers import (
+from contractlang.render.common.numbers import (
     gpu_hours_str,
     measure,
     minor_to_str,
     seconds_str,
 )
-from contractlang.render.trace_summary import quarantine_json
+from contractlang.render.trace.terminal import quarantine_json
 from contractlang.trace.digest import trace_digest
 
 SCHEMA = "contractlang.evaluate/1"

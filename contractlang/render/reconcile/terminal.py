@@ -23,9 +23,9 @@ from contractlang.reconcile.model import (
     counted_as_charges,
     net_of,
 )
-from contractlang.render.layout import words, wrap
-from contractlang.render.numbers import counted
-from contractlang.render.reconcile_words import (
+from contractlang.render.common.layout import words, wrap
+from contractlang.render.common.numbers import counted
+from contractlang.render.reconcile.words import (
     STATUS_WORDS,
     basis_text,
     money_text,

@@ -15,9 +15,9 @@ from typing import Any
 from contractlang.lang.numbers import micros, plain
 from contractlang.rehearse.plan import Timing
 from contractlang.rehearse.results import Rehearsal, RehearsalReport
-from contractlang.render.json_report import contract_to_json
-from contractlang.render.numbers import gpu_hours_str, seconds_str
-from contractlang.render.timeline import facts_by_alloc
+from contractlang.render.common.numbers import gpu_hours_str, seconds_str
+from contractlang.render.evaluate.json import contract_to_json
+from contractlang.render.rehearse.timeline import facts_by_alloc
 
 SCHEMA = "contractlang.rehearse/1"
 

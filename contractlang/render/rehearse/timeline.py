@@ -21,7 +21,7 @@ from contractlang.rehearse.process import exit_words
 from contractlang.rehearse.record import AllocationRecord, Record
 from contractlang.rehearse.results import Rehearsal
 from contractlang.rehearse.scheduler import percent
-from contractlang.render.numbers import duration_human
+from contractlang.render.common.numbers import duration_human
 
 
 def clock(us: int) -> str:

@@ -24,7 +24,7 @@ from contractlang.reconcile.model import (
     MonthTotal,
     Reconciliation,
 )
-from contractlang.render.reconcile_words import (
+from contractlang.render.reconcile.words import (
     fact_text,
     money_text,
     reason_text,

@@ -1,7 +1,7 @@
 """The terminal summary of `contractlang evaluate`: the contracts' figures (metered next to net
 billed, lost progress, cost per accepted run, promise breaches) in the widest layout that fits
-the terminal (:mod:`~contractlang.render.layout`), then each budget requirement in plain words
-and the verdict, with its exit code. Prose wraps between words; no figure is ever split."""
+the terminal (:mod:`~contractlang.render.common.layout`), then each budget requirement in plain
+words and the verdict, with its exit code. Prose wraps between words; no figure is ever split."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from rich.text import Text
 
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import ContractResult, DisplayUnit, Evaluation, RequirementResult
-from contractlang.render.layout import Figure, lay_out, words, wrap
-from contractlang.render.numbers import (
+from contractlang.render.common.layout import Figure, lay_out, words, wrap
+from contractlang.render.common.numbers import (
     counted,
     duration_human,
     gpu_hours_human,
     measure_human,
     money,
 )
-from contractlang.render.trace_summary import set_aside
+from contractlang.render.trace.terminal import set_aside
 from contractlang.trace.schema import TraceSummary
 
 

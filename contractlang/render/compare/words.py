@@ -25,8 +25,8 @@ from contractlang.evaluate.results import (
     RequirementResult,
 )
 from contractlang.lang.numbers import plain
-from contractlang.render.layout import words
-from contractlang.render.numbers import measure_human, money
+from contractlang.render.common.layout import words
+from contractlang.render.common.numbers import measure_human, money
 
 #: Places a multiplier is shown to (the bisection finds it to 0.1 %).
 MULTIPLIER_PLACES = 3

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from contractlang.lang.numbers import EXACT, micros, round_fraction
 from contractlang.reconcile.model import Comparison, FactValue, Reason
-from contractlang.render.numbers import duration_human
+from contractlang.render.common.numbers import duration_human
 from contractlang.trace.problems import Sources
 
 

@@ -9,7 +9,7 @@ import polars as pl
 
 from contractlang.compare.attribution import RunAttribution
 from contractlang.evaluate.results import ContractResult
-from contractlang.render.numbers import money
+from contractlang.render.common.numbers import money
 
 
 def run_attribution_text(r: ContractResult, run_id: str, items: Sequence[RunAttribution]) -> str:
