@@ -31,12 +31,12 @@ from typing import cast
 import polars as pl
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Severity
-from contractlang.errors import ContractlangError
 from contractlang.lang.numbers import counted, plain, scaled
 from contractlang.trace import checkpoints
 from contractlang.trace import problems as pb
 from contractlang.trace.allocation_rules import INDEX_COLUMNS, Findings, allocation_rules
 from contractlang.trace.model import BAD, Normalised, Quarantine, Trace, TraceIndex, bad_flag
+from contractlang.trace.problems import TraceInvalid
 from contractlang.trace.quarantine import nothing_aside, set_aside
 from contractlang.trace.row_rules import (
     ENGINE,
@@ -54,29 +54,6 @@ from contractlang.trace.schema import (
     NotUsed,
     TraceSummary,
 )
-
-
-class TraceInvalid(ContractlangError):
-    """An invalid trace: the diagnostics shown, and counts for a one-line total.
-
-    ``rows`` is the number of rows read, ``errors`` the number of problems found (shown or
-    not), ``error_rows`` the number of rows with at least one, ``warnings`` the number of
-    warnings."""
-
-    def __init__(
-        self,
-        diagnostics: list[Diagnostic],
-        *,
-        rows: int,
-        errors: int,
-        error_rows: int,
-        warnings: int,
-    ) -> None:
-        super().__init__(diagnostics)
-        self.rows = rows
-        self.errors = errors
-        self.error_rows = error_rows
-        self.warnings = warnings
 
 
 def validate(

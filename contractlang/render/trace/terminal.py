@@ -13,8 +13,8 @@ from contractlang.codes import CODES
 from contractlang.errors import ContractlangError
 from contractlang.render.common.numbers import counted
 from contractlang.trace.model import Quarantine, Trace
+from contractlang.trace.problems import TraceInvalid
 from contractlang.trace.schema import TraceSummary
-from contractlang.trace.validate import TraceInvalid
 
 
 def valid_total(summary: TraceSummary, quarantine: Quarantine | None = None) -> str:
