@@ -22,7 +22,6 @@ from contractlang.lang.numbers import MICROS_PER_HOUR, plain, round_fraction
 from contractlang.rehearse.plan import Timing
 from contractlang.rehearse.record import Record
 from contractlang.rehearse.results import Rehearsal, RehearsalReport
-from contractlang.rehearse.scheduler import percent
 from contractlang.render.common.layout import print_trimmed, wrap
 from contractlang.render.common.numbers import duration_human, money
 from contractlang.render.evaluate.terminal import requirement_line
@@ -89,7 +88,7 @@ def settings_lines(record: Record, number: int, total: int) -> list[RenderableTy
             printable(f"each allocation: {spec.gpus} × {spec.sku}, {spec.capacity}{zone}{price}"), 2
         )
     )
-    shares = ", ".join(percent(i.fraction) for i in record.interrupts)
+    shares = ", ".join(i.percent for i in record.interrupts)
     fired = sum(1 for i in record.interrupts if i.alloc_id is not None)
     steps = f" of {record.total_steps} steps" if record.total_steps else ""
     planned = (

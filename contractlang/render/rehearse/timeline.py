@@ -17,10 +17,8 @@ from rich.text import Text
 
 from contractlang.diagnostics import printable
 from contractlang.lang.numbers import MICROS_PER_SECOND, micros
-from contractlang.rehearse.process import exit_words
 from contractlang.rehearse.record import AllocationRecord, Record
 from contractlang.rehearse.results import Rehearsal
-from contractlang.rehearse.scheduler import percent
 from contractlang.render.common.numbers import duration_human
 
 
@@ -106,7 +104,7 @@ def _notice_text(record: Record, a: AllocationRecord) -> str:
     k = a.interrupt or 0
     planned = record.interrupts[k - 1] if k else None
     lead = span(record.plan.notice.us)
-    at = f", planned at {percent(planned.fraction)} = step {planned.step}" if planned else ""
+    at = f", planned at {planned.percent} = step {planned.step}" if planned else ""
     return (
         f"notice by {record.notice_signal}, reclaim in {lead} "
         f"(interrupt {k} of {len(record.interrupts)}{at})"
@@ -122,8 +120,8 @@ def _end_text(record: Record, a: AllocationRecord, f: dict[str, Any]) -> str:
     head = f"{a.end_reason}{at}"
     if a.end_reason == "reclaimed" and a.notice_us is None:
         head += " without notice"
-    if a.end_reason == "failed" and a.returncode is not None:
-        head += f": the job {exit_words(a.returncode)}"
+    if a.end_reason == "failed" and a.exited is not None:
+        head += f": the job {a.exited}"
     verdict = a.end_reason == "reclaimed" and any(
         e.alloc_id == a.alloc_id and e.event in ("accepted", "rejected") for e in record.events
     )
