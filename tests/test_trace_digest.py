@@ -14,6 +14,7 @@ from support import digest as oracle
 from support.events import TRACE_SCHEMA, frame, released, started
 
 from contractlang import terms_from_text
+from contractlang.compare.run import compare
 from contractlang.errors import InternalError
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.trace import digest as digest_module
@@ -109,6 +110,14 @@ def test_the_digest_is_the_same_whole_in_shards_and_once_the_events_are_let_go(
     assert trace_digest(let_go.trace) == expected
     for shards in (2, 3, 7):
         assert trace_digest(evaluate(terms, path, shards=shards).trace) == expected
+
+
+def test_a_comparison_takes_the_digest_only_when_asked() -> None:
+    # `compare --format json` asks; the text summary, the CSV and the reports do not hash
+    terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
+    expected = trace_digest(load_trace(EXAMPLE))
+    assert compare(terms, EXAMPLE, digest=True).evaluation.trace.digest == expected
+    assert compare(terms, EXAMPLE).evaluation.trace.digest is None
 
 
 def test_a_trace_whose_events_were_let_go_without_its_digest_has_none() -> None:

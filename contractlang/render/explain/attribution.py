@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from contractlang.compare.attribution import RunAttribution
+from contractlang.compare.model import RunAttribution
 from contractlang.evaluate.results import ContractResult
 from contractlang.render.common.numbers import money
 
