@@ -129,6 +129,8 @@ def test_default_increment_is_one_second_and_there_is_no_minimum() -> None:
     ]
     assert alloc_row(c, "a1")["billable_us"] == 601_000_000
     assert alloc_row(c, "a2")["billable_us"] == 20_000_000
+    # what `explain` shows as rounded: 600.5 s → 601 s; 20 s stays 20 s
+    assert c.run_allocations("r1")["rounded_us"].to_list() == [601_000_000, 20_000_000]
     # gross 1.20 + 0.02 = 1.22
     assert c.totals.gross_minor == 122
     assert_ledger_sums_to_net(c)
@@ -156,6 +158,8 @@ contract "minimum" {
     # a2: 90 s, above the minimum; 3.60 × 1 × 90/3600 = 0.09
     assert [x[4] for x in lines(c)] == [D("0.06"), D("0.09")]
     assert alloc_row(c, "a1")["billable_us"] == 60_000_000
+    # rounded to whole seconds before the minimum: a1 stays 20 s (then raised), a2 90 s
+    assert c.run_allocations("r1")["rounded_us"].to_list() == [20_000_000, 90_000_000]
     # billable GPU-h (60 + 90) / 3600 = 0.041666… → 0.041667; metered (20 + 90)/3600 = 0.030556
     run = run_row(c, "r1")
     assert run["billable_gpu_hours"] == D("0.041667")
