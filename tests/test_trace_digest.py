@@ -4,6 +4,7 @@ events in any file format and row order, and different when any value differs.""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, time
 from decimal import Decimal
 from pathlib import Path
@@ -17,6 +18,7 @@ from contractlang import terms_from_text
 from contractlang.compare.run import compare
 from contractlang.errors import InternalError
 from contractlang.pipeline.evaluation import evaluate
+from contractlang.render.evaluate.json import render_json
 from contractlang.trace import digest as digest_module
 from contractlang.trace import load_trace
 from contractlang.trace.digest import canonical_text, trace_digest
@@ -126,6 +128,19 @@ def test_a_trace_whose_events_were_let_go_without_its_digest_has_none() -> None:
     result = evaluate(terms, EXAMPLE, keep_events=False, digest=False)
     with pytest.raises(InternalError):
         trace_digest(result.trace)
+
+
+def test_the_json_document_reads_the_digest_and_never_takes_it() -> None:
+    # the renderer hashes nothing: an evaluation whose digest nobody took is a slip (exit 3),
+    # even when its events are still there to hash
+    terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
+    kept = evaluate(terms, EXAMPLE)
+    assert kept.trace.digest is None
+    with pytest.raises(InternalError, match="digest was not taken"):
+        render_json(kept)
+    taken = evaluate(terms, EXAMPLE, keep_events=False)
+    doc = json.loads(render_json(taken))
+    assert doc["trace"]["digest"] == taken.trace.digest == trace_digest(load_trace(EXAMPLE))
 
 
 @pytest.mark.parametrize(

@@ -133,6 +133,7 @@ def register(app: typer.Typer) -> None:
                 baseline=baseline,
                 attribute_clauses=attribute,
                 progress=step,
+                digest=fmt is CompareFormat.json,
                 **options.load_options(),
             )
             write_set_aside(cmp.evaluation.trace, options)

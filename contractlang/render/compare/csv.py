@@ -1,5 +1,6 @@
-"""`contractlang compare --format csv`: one row per contract and figure, from the JSON document
-(:mod:`~contractlang.render.compare.json`), so both always say the same.
+"""`contractlang compare --format csv`: one row per contract and figure, from the contracts'
+entries of the JSON document (:mod:`~contractlang.render.compare.json`), so both always say the
+same (the document's trace, and so its digest, is not needed).
 
 Columns: ``contract``, ``rank``, ``section`` (``totals``, ``lost``, ``cost_per_accepted_run``,
 ``budget:<name>``, ``without:<clause>``, ``to_pass``), ``figure``, ``value``, ``delta`` (against
@@ -15,7 +16,7 @@ import polars as pl
 
 from contractlang.compare.model import Comparison
 from contractlang.render.common.tables import spreadsheet_safe
-from contractlang.render.compare.json import comparison_to_json
+from contractlang.render.compare.json import contract_entry
 
 COLUMNS = ("contract", "rank", "section", "figure", "value", "delta", "verdict")
 #: The columns of numbers written as text (``value`` holds an error's message on an ``error``
@@ -33,7 +34,7 @@ def _text(v: Any) -> str | None:
 
 def compare_rows(cmp: Comparison) -> list[tuple[str | None, ...]]:
     rows: list[tuple[str | None, ...]] = []
-    for entry in comparison_to_json(cmp)["contracts"]:
+    for entry in (contract_entry(c) for c in cmp.contracts):
         rows += [
             (entry["name"], str(entry["rank"]), *(_text(v) for v in f)) for f in _figures(entry)
         ]

@@ -14,7 +14,6 @@ from fractions import Fraction
 from typing import Any
 
 from contractlang.compare.model import Attribution, ComparedContract, Comparison, Outcome, ToPass
-from contractlang.compare.rank import delta
 from contractlang.evaluate.results import BudgetResult, ContractResult, DisplayUnit
 from contractlang.lang.numbers import plain, round_fraction
 from contractlang.render.common.numbers import gpu_hours_str, measure, minor_to_str
@@ -27,7 +26,6 @@ _MONEY = DisplayUnit("", Fraction(1), "money")
 
 def comparison_to_json(cmp: Comparison) -> dict[str, Any]:
     doc = evaluation_to_json(cmp.evaluation)
-    base = cmp.base.result
     head = cmp.headline_requirement
     return {
         "schema": SCHEMA,
@@ -38,7 +36,7 @@ def comparison_to_json(cmp: Comparison) -> dict[str, Any]:
         else {"budget": cmp.ranking, "headline": head.text if head is not None else None},
         "baseline": cmp.baseline,
         "trace": doc["trace"],
-        "contracts": [contract_entry(c, base) for c in cmp.contracts],
+        "contracts": [contract_entry(c) for c in cmp.contracts],
         "warnings": doc["warnings"],
     }
 
@@ -47,10 +45,11 @@ def render_compare_json(cmp: Comparison) -> str:
     return json.dumps(comparison_to_json(cmp), indent=2, ensure_ascii=False) + "\n"
 
 
-def contract_entry(c: ComparedContract, base: ContractResult) -> dict[str, Any]:
+def contract_entry(c: ComparedContract) -> dict[str, Any]:
+    """One contract's entry: `evaluate`'s, with its rank, its delta and its attribution."""
     entry = contract_to_json(c.result)
     entry["rank"] = c.rank
-    entry["delta"] = delta_json(c.result, base)
+    entry["delta"] = delta_json(c)
     if c.attribution is not None:
         mine = Outcome.of(c.result, c.result.budgets)
         entry["attribution"] = [attribution_json(a, mine, c.result) for a in c.attribution]
@@ -64,9 +63,9 @@ def _signed(text: str | None) -> str | None:
     return "+" + text
 
 
-def delta_json(r: ContractResult, base: ContractResult) -> dict[str, Any]:
-    """``r`` − the baseline, every figure as a signed string (``None`` where not comparable)."""
-    d = delta(r, base)
+def delta_json(c: ComparedContract) -> dict[str, Any]:
+    """``c`` − the baseline, every figure as a signed string (``None`` where not comparable)."""
+    r, d = c.result, c.delta
     p = r.settings.precision
 
     def cash(v: Fraction | None) -> str | None:

@@ -11,9 +11,7 @@ from dataclasses import replace
 from rich.console import Console
 from rich.text import Text
 
-from contractlang.compare.attribution import ranked
 from contractlang.compare.model import ComparedContract, Comparison, Outcome
-from contractlang.compare.rank import delta
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import BudgetResult, ContractResult, RequirementResult
 from contractlang.render.common.layout import Figure, lay_out, words, wrap
@@ -42,11 +40,10 @@ def comparison_figures(cmp: Comparison) -> list[Figure]:
     """The rank and the deltas against the baseline, then every figure of `evaluate`'s
     summary, one cell per draft, best first."""
     cs = [c.result for c in cmp.ranked]
-    base = cmp.base.result
     ranking = [
         Figure("ranking", "rank", "rank", tuple(str(c.rank) for c in cmp.ranked), bold=True),
     ]
-    deltas = [delta(c, base) for c in cs]
+    deltas = [c.delta for c in cmp.ranked]
     vs = f"vs {printable(cmp.baseline)}"
     ranking.append(
         Figure(
@@ -144,7 +141,7 @@ def attribution_section(cc: ComparedContract, cmp: Comparison, console: Console)
         base = Outcome.of(r, r.budgets)
         moving = [
             a
-            for a in ranked(cc.attribution, base, cmp.ranking)
+            for a in cc.ranked_attribution
             if a.without is None
             or a.without.net_minor != base.net_minor
             or _moves_budget(a.without, base)

@@ -16,7 +16,6 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
-from contractlang.compare.attribution import headline_change
 from contractlang.compare.model import Attribution, ComparedContract, Comparison, Outcome, ToPass
 from contractlang.evaluate.results import (
     BudgetResult,
@@ -239,7 +238,7 @@ def attribution_chunks(
         return [*head, *words(f"cannot be evaluated without it: {a.error}")]
     w = a.without
     out = [*head, *words("without it, net"), minor_cash(c, w.net_minor - base.net_minor, sign=True)]
-    moved = headline_change(a, base, ranking)
+    moved = a.headline_change
     if ranking is not None and moved is not None and moved != 0:
         r = ranking_of(c, ranking)
         if r is not None:

@@ -4,8 +4,8 @@ Stable: the same inputs give the same bytes. No input paths, no clock times; eve
 number is a string (money at the contract's precision, GPU-hours at 6 places), so no consumer
 reads money through a float. For audit, it names its inputs by content: the SHA-256 of each
 terms file's text (with the file's name, not its path) and the digest of the normalised trace
-(:func:`~contractlang.trace.digest.trace_digest`: the same for the same events in any format
-or row order).
+(:mod:`~contractlang.trace.digest`: the same for the same events in any format or row order),
+taken before rendering and carried by the evaluation's trace.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import PurePath
 from typing import Any
 
 from contractlang.diagnostics import Source
+from contractlang.errors import InternalError
 from contractlang.evaluate.results import BudgetResult, ContractResult, DisplayUnit, Evaluation
 from contractlang.render.common.numbers import (
     gpu_hours_str,
@@ -25,7 +26,6 @@ from contractlang.render.common.numbers import (
     seconds_str,
 )
 from contractlang.render.trace.terminal import quarantine_json
-from contractlang.trace.digest import trace_digest
 
 SCHEMA = "contractlang.evaluate/1"
 _MONEY = DisplayUnit("", Fraction(1), "money")
@@ -43,7 +43,7 @@ def evaluation_to_json(result: Evaluation) -> dict[str, Any]:
             "allocations": summary.allocations,
             "from": summary.first_ts.isoformat() if summary.first_ts else None,
             "to": summary.last_ts.isoformat() if summary.last_ts else None,
-            "digest": trace_digest(result.trace),
+            "digest": _digest(result),
             **(
                 {"quarantine": quarantine_json(result.trace.quarantine)}
                 if result.trace.quarantine is not None
@@ -53,6 +53,15 @@ def evaluation_to_json(result: Evaluation) -> dict[str, Any]:
         "contracts": [contract_to_json(c) for c in result.contracts],
         "warnings": [w.to_json() for w in result.warnings],
     }
+
+
+def _digest(result: Evaluation) -> str:
+    """The trace's digest, taken by whoever asked for the document (``digest`` of
+    :func:`~contractlang.pipeline.evaluation.evaluate` and of
+    :func:`~contractlang.compare.run.compare`)."""
+    if result.trace.digest is None:
+        raise InternalError("the trace's digest was not taken for the JSON document")
+    return result.trace.digest
 
 
 def terms_file_json(source: Source) -> dict[str, str]:

@@ -12,9 +12,7 @@ from typing import Any
 import polars as pl
 
 from contractlang.diagnostics import did_you_mean, printable
-from contractlang.evaluate.caps import RUN_GROSS_RULE
 from contractlang.evaluate.results import ContractResult, Evaluation
-from contractlang.evaluate.settings import round_up
 from contractlang.lang import ast
 from contractlang.lang.numbers import micros, plain, round_fraction
 from contractlang.lang.show import source_text
@@ -60,7 +58,7 @@ def select(
     """One run's row of the per-run figures and its allocations (or the one asked for), in
     attempt order. Raises :class:`ExplainError` when the trace has no such run, or the run no
     such allocation, with a suggestion of what it has."""
-    allocs = r.allocations.filter(pl.col("run_id") == run_id).sort("attempt", "alloc_id")
+    allocs = r.run_allocations(run_id)
     runs = r.runs.filter(pl.col("run_id") == run_id)
     if runs.height == 0:
         known = r.runs["run_id"].to_list()
@@ -172,9 +170,8 @@ def _allocation(r: ContractResult, a: dict[str, Any], m: Any) -> list[str]:
                 f"{duration_human(removed)} not billed "
                 f"({gpu_hours_str(a['gpus'] * removed)} GPU-hours)"
             )
-    remaining = a["remaining_us"]
+    remaining, rounded = a["remaining_us"], a["rounded_us"]
     inc, minimum = s.increment_us, s.minimum_us
-    rounded = round_up(remaining, inc)
     parts = [f"runtime {duration_human(a['runtime_us'])}"]
     if removed_total:
         parts.append(f"− {duration_human(removed_total)} excluded = {duration_human(remaining)}")
@@ -242,7 +239,7 @@ def _run_totals(r: ContractResult, run: dict[str, Any], m: Any) -> list[str]:
         if not amount:
             continue
         where = f"(line {cut.line})" if cut.line is not None else "(always applies)"
-        name = cut.label if cut.label == RUN_GROSS_RULE else f"`{cut.label}`"
+        name = cut.label if cut.clause is None else f"`{cut.label}`"  # the rule, not a clause
         share = " (this run's share of the cut)" if cut.level in ("month", "contract") else ""
         lines.append(f"  {cut.level} cap {name} {where} gives back {m(amount)}{share}")
     lines.append(f"  cap cuts {m(run['cap_cuts_minor'])}; net {m(run['net_minor'])}")

@@ -13,7 +13,6 @@ from fractions import Fraction
 
 import polars as pl
 
-from contractlang.compare.attribution import headline_change, ranked
 from contractlang.compare.model import ComparedContract, Comparison, Outcome
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import ContractResult, DisplayUnit, RequirementResult
@@ -244,7 +243,7 @@ def _notes(cc: ComparedContract, cmp: Comparison, t: Escape) -> DraftNotes:
     base = Outcome.of(r, r.budgets)
     rows = []
     idle = []
-    for a in ranked(cc.attribution, base, cmp.ranking):
+    for a in cc.ranked_attribution:
         if a.without is None:
             rows.append(
                 [
@@ -259,7 +258,7 @@ def _notes(cc: ComparedContract, cmp: Comparison, t: Escape) -> DraftNotes:
             continue
         w = a.without
         change = base.net_minor - w.net_minor
-        moved = headline_change(a, base, cmp.ranking)
+        moved = a.headline_change
         head = ranking_req(r, cmp.ranking)
         if change == 0 and not moved:
             idle.append(t(a.clause.label))
