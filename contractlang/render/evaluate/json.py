@@ -25,7 +25,7 @@ from contractlang.render.common.numbers import (
     minor_to_str,
     seconds_str,
 )
-from contractlang.render.trace.terminal import quarantine_json
+from contractlang.render.trace.json import quarantine_json
 
 SCHEMA = "contractlang.evaluate/1"
 _MONEY = DisplayUnit("", Fraction(1), "money")

@@ -1,10 +1,8 @@
 """The summary of a trace as `contractlang trace validate` and `trace facts` show it: a small
-table for people, a JSON document for tools (stable keys, no paths or clock times), and the
-one-line totals of a valid or invalid trace."""
+table for people, the one-line totals of a valid or invalid trace, and what a quarantine set
+aside in words (its JSON: :mod:`~contractlang.render.trace.json`)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -12,7 +10,7 @@ from rich.table import Table
 from contractlang.codes import CODES
 from contractlang.errors import ContractlangError
 from contractlang.render.common.numbers import counted
-from contractlang.trace.model import Quarantine, Trace
+from contractlang.trace.model import Quarantine
 from contractlang.trace.problems import TraceInvalid
 from contractlang.trace.schema import TraceSummary
 
@@ -37,13 +35,6 @@ def set_aside(q: Quarantine) -> str:
     )
 
 
-def quarantine_json(q: Quarantine | None) -> dict[str, Any] | None:
-    """A quarantine in JSON: runs and rows set aside, problems by code (no path)."""
-    if q is None:
-        return None
-    return {"runs": q.runs, "rows": q.rows, "problems": dict(q.problems)}
-
-
 def invalid_total(exc: ContractlangError) -> str:
     """The last line of `trace validate` on an invalid trace: how many errors, in how many
     rows (when the rows were read), and warnings."""
@@ -59,19 +50,6 @@ def invalid_total(exc: ContractlangError) -> str:
 
 def _warnings(n: int) -> str:
     return f", {counted(n, 'warning')}" if n else ""
-
-
-def summary_json(summary: TraceSummary, loaded: Trace) -> dict[str, Any]:
-    """The JSON document of `--format json`: the summary and the warnings, no paths."""
-    doc = summary.model_dump(mode="json")
-    doc["not_used"] = [dict(n) for n in doc["not_used"]]
-    warnings = [w.to_json() for w in loaded.warnings]
-    for w in warnings:
-        w.pop("file", None)
-    out = {"version": 1, "valid": True, "summary": doc, "warnings": warnings}
-    if loaded.quarantine is not None:
-        out["quarantine"] = quarantine_json(loaded.quarantine)
-    return out
 
 
 def render_summary(
