@@ -1,4 +1,4 @@
-"""Evaluation scenarios (issue 4): small `.spot` texts applied to hand-built traces.
+"""Evaluation scenarios: small `.spot` texts applied to hand-built traces.
 
 Every expected number is computed by hand from design §4–§6 and docs/evaluate.md, with the
 arithmetic in a comment beside it. Conventions in the comments:

@@ -1,7 +1,7 @@
 """`evaluate --shards N` gives, to the byte, what evaluating the whole trace gives: the JSON
 document, the ledger and the per-run table; and the same diagnostics, quarantine and
 warnings for broken traces — over several traces and shard counts, including one shard and
-more shards than runs (issue 9, part 3)."""
+more shards than runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The simulation against closed forms, within the Monte Carlo error (issue 12):
+"""The simulation against closed forms, within the Monte Carlo error:
 
 - Poisson reclaims at rate λ, no notice, checkpoints every τ, no save or restore time and no
   invalid checkpoints: the mean replayed time per reclaim is 1/λ − τ/(e^{λτ} − 1), exactly when

@@ -1,4 +1,4 @@
-"""The rules a trace must follow (design §3, issue 3), each a vectorised check over the events.
+"""The rules a trace must follow (design §3), each a vectorised check over the events.
 
 Every rule reports the row it is about and the rule broken (codes T001–T019, warning W101);
 see ``docs/trace.md`` for the full list with messages.
