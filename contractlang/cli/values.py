@@ -13,9 +13,9 @@ to typer's own conversion: every result and every error message stays typer's
 typer has no public way to choose how a parameter is converted (a ``parser=`` runs inside a
 pydantic adapter too), so :func:`install` takes the one name typer calls to build each
 parameter's conversion, :data:`HOOK` in ``typer.core``. What that call passes and expects is
-written out below (:class:`Described`, :class:`Conversion`), and nothing of typer's is imported:
-when typer has no such name, nothing is installed and typer converts every value itself (a
-slower start, the same results). The typer versions this was written for are pinned in
+written out below (:class:`Described`, :class:`Conversion`); none of typer's private modules is
+imported. When typer has no such name, nothing is installed and typer converts every value
+itself (a slower start, the same results). The typer versions this was written for are pinned in
 ``pyproject.toml`` and checked by ``tests/test_typer_range.py``.
 """
 
