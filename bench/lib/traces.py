@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import polars as pl
+
 from lib.edge_cases import EDGE_EXPECTED, edge_cases
 from lib.measure import peak_rss_gb
 
