@@ -1,5 +1,5 @@
-"""Benchmark budgets (issue 9, part 1): `evaluate` of the design §5 contract with its example
-budget (four requirements) against the same evaluation without a budget, on one trace.
+"""Benchmark budgets: `evaluate` of a negotiated spot contract with a budget of four
+requirements against the same evaluation without a budget, on one trace.
 
     python bench/bench_budget.py                 # 100,000 runs ≈ 1M allocations ≈ 10M events
     python bench/bench_budget.py --runs 5000     # smoke size
@@ -29,6 +29,9 @@ import tempfile
 import time
 from fractions import Fraction
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lib.measure import peak_rss_kb
 
 CONTRACT = """\
 contract "northwind-spot-v3" {
@@ -65,13 +68,6 @@ def budget_text(requirements: list[str]) -> str:
     return f'budget "b" {{\n{lines}}}\n' if requirements else ""
 
 
-def peak_rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def child(trace: Path, requirements: list[str], out: Path) -> None:
     """One timed evaluation in this (fresh) process."""
     import contractlang  # noqa: PLC0415 - imported in the child, after the clock question
@@ -91,7 +87,7 @@ def child(trace: Path, requirements: list[str], out: Path) -> None:
         json.dumps(
             {
                 "seconds": seconds,
-                "peak_mb": peak_rss_mb(),
+                "peak_mb": peak_rss_kb() / 1024,
                 "values": values,
                 "pairs": pairs if requirements == [REQUIREMENTS[1]] else None,
             }

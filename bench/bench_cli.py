@@ -1,5 +1,5 @@
 """Benchmark: `contractlang evaluate` as a whole process, with the flags that change its cost
-(issue 9), against the hand-written polars query of ``bench_evaluate.py`` run the same way.
+against the hand-written polars query of ``bench_evaluate.py`` run the same way.
 
     python bench/bench_cli.py                           # 100,000 runs ≈ 10M events
     python bench/bench_cli.py --runs 2000               # smoke size
@@ -7,8 +7,9 @@
 
 Each step is one child process, timed by wall clock, its peak memory the child's own
 (``/usr/bin/time -f %M``). The baseline is ``bench_scale.py --step polars`` (the polars
-query, streaming engine, in a fresh process). The terms are ``bench_evaluate.py``'s contract.
-Every `evaluate` must exit 0 or 1 (a budget verdict), else the script exits 1.
+query, streaming engine, in a fresh process). The terms are the evaluation benchmarks'
+contract (``lib/contract.py``). Every `evaluate` must exit 0 or 1 (a budget verdict), else
+the script exits 1.
 """
 
 from __future__ import annotations
@@ -16,47 +17,35 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lib.contract import CONTRACT
+from lib.measure import TIME, compile_bytecode, timed_process
+
 #: The allocator setting of the environment this script was started in: importing polars
-#: (below) writes polars' own into this process's environment, which the children timed here
-#: must not inherit — a user's shell has none, and `contractlang` then sets its own.
+#: (to make the trace, in :func:`main`) writes polars' own into this process's environment,
+#: which the children timed here must not inherit — a user's shell has none, and
+#: `contractlang` then sets its own.
 MALLOC_CONF = "_RJEM_MALLOC_CONF"
 START_MALLOC_CONF = os.environ.get(MALLOC_CONF)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_evaluate as be  # noqa: E402 (after reading the environment as it was)
-
 BENCH = Path(__file__).resolve().parent
-TIME = "/usr/bin/time"  # GNU time: the peak resident memory of exactly one process
 #: The flags timed by default: the text summary (the shards chosen automatically), shards
 #: chosen by hand, and the JSON document (which adds the trace's digest).
 FLAGS = ("", "--shards 2", "--shards 4", "--format json")
 
 
 def timed(cmd: list[str]) -> tuple[float, float, int]:
-    """Wall seconds, peak resident GB and exit code of ``cmd``, its output discarded. The
-    peak is measured by ``/usr/bin/time`` around it: a child forked from this process would
-    inherit this process's own high-water mark (the trace generated here)."""
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
-        start = time.perf_counter()
-        env = {k: v for k, v in os.environ.items() if k != MALLOC_CONF}
-        if START_MALLOC_CONF is not None:
-            env[MALLOC_CONF] = START_MALLOC_CONF
-        done = subprocess.run(
-            [TIME, "-f", "%M", "-o", report.name, *cmd],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-            env=env,
-        )
-        wall = time.perf_counter() - start
-        kb = int(report.read().strip().splitlines()[-1])
-    return wall, kb / 2**20, done.returncode
+    """Wall seconds, peak resident GB and exit code of ``cmd``, its output discarded, in the
+    environment this script was started in (:data:`START_MALLOC_CONF`)."""
+    env = {k: v for k, v in os.environ.items() if k != MALLOC_CONF}
+    if START_MALLOC_CONF is not None:
+        env[MALLOC_CONF] = START_MALLOC_CONF
+    run = timed_process(cmd, env)
+    return run.seconds, run.peak_kb / 2**20, run.exit
 
 
 def main() -> None:
@@ -75,11 +64,13 @@ def main() -> None:
         out = Path(tmp)
         trace = args.trace
         if trace is None:
+            from lib.traces import make_trace  # noqa: PLC0415 (imports polars: see MALLOC_CONF)
+
             trace = out / "trace.parquet"
-            be.make_trace(args.runs, args.seed, trace)
+            make_trace(args.runs, args.seed, trace)
         terms = out / "bench.spot"
-        terms.write_text(be.CONTRACT, encoding="utf-8")
-        print(be.compile_bytecode(), file=sys.stderr)
+        terms.write_text(CONTRACT, encoding="utf-8")
+        print(compile_bytecode(), file=sys.stderr)
         load = os.getloadavg()[0]
         polars = [sys.executable, str(BENCH / "bench_scale.py"), "--step", "polars"]
         polars += ["--trace", str(trace), "--out", str(out), "--shards", "1"]

@@ -1,4 +1,4 @@
-"""Benchmark `contractlang compare` against one `evaluate` of the same contracts (issue 10).
+"""Benchmark `contractlang compare` against one `evaluate` of the same contracts.
 
     python bench/bench_compare.py                       # 100,000 runs ≈ 0.93M allocations
     python bench/bench_compare.py --runs 2000           # smoke size: about a minute
@@ -35,7 +35,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench_evaluate import peak_rss_kb  # this folder: the same measure of peak memory
+from lib.measure import peak_rss_kb  # this folder: the same measure of peak memory
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted(str(p) for p in (ROOT / "rulesets").glob("*.spot"))

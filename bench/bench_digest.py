@@ -1,4 +1,4 @@
-"""Benchmark: the trace digest of the evaluate JSON (issue 11), against loading the trace.
+"""Benchmark: the trace digest of the evaluate JSON, against loading the trace.
 
     python bench/bench_digest.py                 # 100,000 runs: ~1M allocations, ~10M events
     python bench/bench_digest.py --runs 10000    # smaller
@@ -25,18 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # contractlang
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_facts import peak_rss_gb  # noqa: E402  (the bench scripts share their helpers)
-
-
-def _cpu() -> float:
-    import os  # noqa: PLC0415  (only the child phases need it)
-
-    t = os.times()
-    return t.user + t.system
+from lib.measure import cpu_seconds, peak_rss_gb
 
 
 def phase(name: str, path: str) -> None:
@@ -44,19 +36,19 @@ def phase(name: str, path: str) -> None:
     from contractlang.trace import load_trace  # noqa: PLC0415  (timed in the child only)
     from contractlang.trace.digest import trace_digest  # noqa: PLC0415
 
-    wall, cpu = time.perf_counter(), _cpu()
+    wall, cpu = time.perf_counter(), cpu_seconds()
     trace = load_trace(path)
     out = {
         "phase": name,
         "events": trace.events.height,
         "load_s": time.perf_counter() - wall,
-        "load_cpu_s": _cpu() - cpu,
+        "load_cpu_s": cpu_seconds() - cpu,
     }
     if name == "digest":
-        wall, cpu = time.perf_counter(), _cpu()
+        wall, cpu = time.perf_counter(), cpu_seconds()
         out["digest"] = trace_digest(trace)
         out["digest_s"] = time.perf_counter() - wall
-        out["digest_cpu_s"] = _cpu() - cpu
+        out["digest_cpu_s"] = cpu_seconds() - cpu
     out["peak_gb"] = peak_rss_gb()
     print(json.dumps(out))
 

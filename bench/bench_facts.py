@@ -16,7 +16,8 @@ Phases:
   :func:`load_trace` (whose memory is then the phase's base); writes the facts for the
   comparison.
 - ``duckdb``: the same facts written by hand in DuckDB SQL from the Parquet file, checked
-  equal to polars' facts column by column (an independent implementation of design §4).
+  equal to polars' facts column by column (an independent implementation of the facts of
+  ``docs/trace.md``).
 
 Figures are printed as a table and as one JSON line per phase: wall-clock seconds, and CPU
 seconds (user + system, over every thread; on a shared machine they vary less than wall-clock
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -37,45 +37,11 @@ from typing import Any
 
 import polars as pl
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-ENDS = "('released', 'reclaimed', 'failed')"
-
-
-def peak_rss_gb() -> float:
-    """This process's peak resident memory. ``VmHWM`` (Linux) belongs to the address space and
-    starts afresh at exec; ``ru_maxrss`` is the fallback, but on Linux it carries a parent's
-    peak over fork and exec, so the driver keeps itself small (it generates in a subprocess)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1e6  # kB
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # kB on Linux
-
-
-def reset_peak() -> None:
-    """Start the peak-RSS count afresh (Linux: writing 5 to clear_refs resets VmHWM), so a
-    phase's peak is its own, not the floor's or its setup's."""
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
-            fh.write("5")
-    except OSError:
-        pass
-
-
-def current_rss_gb() -> float:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1e6
-    except OSError:
-        pass
-    return 0.0
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # contractlang
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lib.duckdb_facts import allocations_differing, facts_sql, runs_differing, runs_sql
+from lib.measure import current_rss_gb, peak_rss_gb, reset_peak
+from lib.traces import generate
 
 
 def floor(path: Path) -> tuple[float, int]:
@@ -140,103 +106,6 @@ def phase_derive(trace: Path, work: Path) -> dict[str, Any]:
     }
 
 
-DUCKDB_FACTS = """
-WITH ev AS (SELECT * FROM read_parquet('{path}', file_row_number = true)),
-starts AS (SELECT run_id, alloc_id, ts AS start, gpus FROM ev WHERE event = 'started'),
-per AS (
-  SELECT alloc_id,
-    max(ts) FILTER (WHERE event IN {ends}) AS "end",
-    max(event) FILTER (WHERE event IN {ends}) AS end_reason,
-    max(step) FILTER (WHERE event IN {ends}) AS end_step,
-    min(ts) FILTER (WHERE event = 'notice') AS notice_at,
-    min(ts) FILTER (WHERE event = 'requested') AS own_req
-  FROM ev WHERE alloc_id IS NOT NULL GROUP BY alloc_id),
-a0 AS (
-  SELECT s.*, p."end", p.end_reason, p.end_step, p.notice_at, p.own_req,
-    row_number() OVER w AS attempt, lag(p."end") OVER w AS prev_end
-  FROM starts s LEFT JOIN per p USING (alloc_id)
-  WINDOW w AS (PARTITION BY s.run_id ORDER BY s.start, s.alloc_id)),
-runreq AS (SELECT run_id, ts FROM ev WHERE event = 'requested' AND alloc_id IS NULL),
-ck AS (
-  SELECT run_id, ts, arg_max(step, file_row_number) AS step
-  FROM ev WHERE event = 'checkpoint' AND coalesce(valid, true) GROUP BY run_id, ts),
-sg AS (SELECT run_id, start, count(*) AS n FROM starts GROUP BY run_id, start),
-a1 AS (SELECT a0.*, r.ts AS run_req FROM a0
-       ASOF LEFT JOIN runreq r ON a0.run_id = r.run_id AND a0.start >= r.ts),
-a2 AS (SELECT a1.*, c.ts AS ck_at, c.step AS ck_step FROM a1
-       ASOF LEFT JOIN ck c ON a1.run_id = c.run_id AND a1."end" >= c.ts),
-a3 AS (SELECT a2.*, g.start AS next_ge, g.n AS n_ge FROM a2
-       ASOF LEFT JOIN sg g ON a2.run_id = g.run_id AND a2."end" <= g.start),
-a4 AS (SELECT a3.*, g.start AS next_gt FROM a3
-       ASOF LEFT JOIN sg g ON a3.run_id = g.run_id AND a3."end" < g.start)
-SELECT run_id, alloc_id, attempt::BIGINT AS attempt, gpus, end_reason, start,
-  epoch_us("end") - epoch_us(start) AS runtime,
-  gpus * (epoch_us("end") - epoch_us(start)) AS gpu_time,
-  epoch_us(start) - epoch_us(coalesce(own_req,
-    CASE WHEN attempt = 1 OR run_req >= prev_end THEN run_req END)) AS queue_wait,
-  CASE WHEN end_reason = 'reclaimed'
-    THEN coalesce(epoch_us("end") - epoch_us(notice_at), 0) END AS notice_lead,
-  CASE WHEN end_reason IN ('reclaimed', 'failed') THEN
-    epoch_us(CASE WHEN next_ge <> start OR n_ge >= 2 THEN next_ge ELSE next_gt END)
-    - epoch_us("end") END AS replacement_wait,
-  epoch_us(ck_at) AS last_checkpoint_at, ck_step AS last_checkpoint_step,
-  CASE WHEN end_reason IN ('reclaimed', 'failed')
-    THEN epoch_us("end") - epoch_us(greatest(start, coalesce(ck_at, start))) ELSE 0 END
-    AS replayed_time,
-  CASE WHEN end_reason NOT IN ('reclaimed', 'failed') THEN 0
-       WHEN end_step IS NULL THEN NULL
-       WHEN ck_at IS NULL THEN end_step
-       ELSE greatest(0, end_step - ck_step) END AS replayed_steps
-FROM a4
-"""
-
-DUCKDB_RUNS = """
-WITH ev AS (SELECT * FROM read_parquet('{path}')),
-a AS ({facts}),
-v AS (
-  SELECT run_id,
-    min(ts) FILTER (WHERE event = 'accepted') AS accepted_at,
-    min(ts) FILTER (WHERE event = 'requested') AS requested_at
-  FROM ev GROUP BY run_id),
-s AS (
-  SELECT run_id, count(*) FILTER (WHERE end_reason = 'reclaimed') AS reclaims,
-    count(*) FILTER (WHERE end_reason = 'failed') AS failures, count(*) AS allocations,
-    sum(gpu_time) AS metered, sum(gpus * replayed_time) AS lost,
-    coalesce(sum(replayed_steps), 0) AS lost_steps, min(start) AS first_start
-  FROM a GROUP BY run_id)
-SELECT v.run_id, v.accepted_at IS NOT NULL AS accepted,
-  epoch_us(v.accepted_at) - epoch_us(coalesce(v.requested_at, s.first_start)) AS time_to_accept,
-  coalesce(s.reclaims, 0) AS reclaims, coalesce(s.failures, 0) AS failures,
-  coalesce(s.allocations, 0) AS allocations, coalesce(s.metered, 0) AS metered_gpu_time,
-  coalesce(s.lost, 0) AS lost_gpu_time, coalesce(s.lost_steps, 0) AS lost_steps
-FROM v LEFT JOIN s USING (run_id)
-"""
-
-RUN_COMPARED = [
-    "accepted",
-    "time_to_accept",
-    "reclaims",
-    "failures",
-    "allocations",
-    "metered_gpu_time",
-    "lost_gpu_time",
-    "lost_steps",
-]
-
-COMPARED = [
-    "attempt",
-    "runtime",
-    "gpu_time",
-    "queue_wait",
-    "notice_lead",
-    "replacement_wait",
-    "last_checkpoint_at",
-    "last_checkpoint_step",
-    "replayed_time",
-    "replayed_steps",
-]
-
-
 def phase_duckdb(trace: Path, work: Path) -> dict[str, Any]:
     # imported here, in the child process that measures this step, so its
     # import time and memory count only where they are measured
@@ -245,47 +114,18 @@ def phase_duckdb(trace: Path, work: Path) -> dict[str, Any]:
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     t, cpu = time.perf_counter(), time.process_time()
-    result = con.execute(DUCKDB_FACTS.format(path=trace, ends=ENDS)).to_arrow_table()
+    result = con.execute(facts_sql(trace)).to_arrow_table()
     facts = pl.from_arrow(result)
     assert isinstance(facts, pl.DataFrame)
     seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
-    # compare with polars, column by column (times as integer microseconds)
-    ours = pl.read_parquet(work / "allocations.parquet").select(
-        "alloc_id",
-        *[
-            pl.col(c).dt.total_microseconds()
-            if c in ("runtime", "gpu_time", "queue_wait", "notice_lead", "replacement_wait",
-                     "replayed_time")
-            else pl.col(c).dt.epoch("us")
-            if c == "last_checkpoint_at"
-            else pl.col(c)
-            for c in COMPARED
-        ],
-    )  # fmt: skip
-    joined = ours.join(facts, on="alloc_id", how="full", suffix="_duckdb")
-    differing = {
-        c: joined.filter(
-            pl.col(c).cast(pl.Int64).ne_missing(pl.col(f"{c}_duckdb").cast(pl.Int64))
-        ).height
-        for c in COMPARED
-    }
-    facts_sql = DUCKDB_FACTS.format(path=trace, ends=ENDS)  # a subquery with its own WITH
+    differing, same_rows = allocations_differing(work / "allocations.parquet", facts)
     t, run_cpu = time.perf_counter(), time.process_time()
-    runs_result = con.execute(DUCKDB_RUNS.format(path=trace, facts=facts_sql)).to_arrow_table()
+    runs_result = con.execute(runs_sql(trace)).to_arrow_table()
     run_seconds, run_cpu = time.perf_counter() - t, time.process_time() - run_cpu
     their_runs = pl.from_arrow(runs_result)
     assert isinstance(their_runs, pl.DataFrame)
-    durations = ("time_to_accept", "metered_gpu_time", "lost_gpu_time")
-    our_runs = pl.read_parquet(work / "runs.parquet").select(
-        "run_id",
-        *[pl.col(c).dt.total_microseconds() if c in durations else pl.col(c) for c in RUN_COMPARED],
-    )
-    joined_runs = our_runs.join(their_runs, on="run_id", how="full", suffix="_duckdb")
-    for c in RUN_COMPARED:
-        ours_c, theirs_c = pl.col(c).cast(pl.Int64), pl.col(f"{c}_duckdb").cast(pl.Int64)
-        differing[c] = joined_runs.filter(ours_c.ne_missing(theirs_c)).height
-    same_rows = joined.height == ours.height == facts.height
-    same_runs = joined_runs.height == our_runs.height == their_runs.height
+    differing_runs, same_runs = runs_differing(work / "runs.parquet", their_runs)
+    differing.update(differing_runs)
     return {
         "seconds": seconds + run_seconds,
         "cpu_seconds": cpu + run_cpu,
@@ -317,22 +157,6 @@ def run_phase(name: str, trace: Path, work: Path) -> None:
 
 
 # --------------------------------------------------------------------------- driver
-
-
-def generate(runs: int, seed: int, path: Path) -> None:
-    """In a subprocess: generate and write the trace."""
-    # imported here, in the child process that measures this step, so its
-    # import time and memory count only where they are measured
-    from contractlang.trace import generate_trace, write_trace  # noqa: PLC0415
-
-    t = time.perf_counter()
-    df = generate_trace(runs, seed)
-    gen_s = time.perf_counter() - t
-    write_trace(df, path)
-    print(
-        f"generated {df.height:,} events ({runs:,} runs) in {gen_s:.1f} s "
-        f"(+ {time.perf_counter() - t - gen_s:.1f} s to write), peak RSS {peak_rss_gb():.2f} GB"
-    )
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Benchmark: each piece of loading and validating a trace, timed alone (issue 9).
+"""Benchmark: each piece of loading and validating a trace, timed alone.
 
     python bench/bench_pieces.py                          # 100,000 runs ≈ 10M events
     python bench/bench_pieces.py --trace trace.parquet    # an existing Parquet trace
@@ -26,7 +26,7 @@ from pathlib import Path
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_facts import generate
+from lib.traces import generate
 
 from contractlang.trace import problems as pb
 from contractlang.trace.allocation_rules import allocation_rules

@@ -1,4 +1,4 @@
-"""Benchmark evaluating a trace in shards, locally and on Ray (issue 9, parts 3 and 4).
+"""Benchmark evaluating a trace in shards, locally and on Ray.
 
     python bench/bench_scale.py                          # 100,000 runs ≈ 10M events
     python bench/bench_scale.py --runs 2000              # smoke size
@@ -10,7 +10,7 @@ wall and CPU time and peak resident memory (``VmHWM``); Ray's workers are other 
 so for the Ray step the peak is the driver's, and the workers' largest peak is reported
 beside it. Steps:
 
-- ``polars``: the hand-written polars query of ``bench_evaluate.py`` (the baseline every
+- ``polars``: the hand-written polars query of ``lib/polars_baseline.py`` (the baseline every
   figure is a ratio to), streaming engine;
 - ``whole``: ``contractlang.pipeline.evaluation.evaluate`` of the bench contract, one shard
   (the trace loaded whole);
@@ -41,7 +41,11 @@ from typing import Any
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_evaluate as be  # the baselines and the contract, shared
+from lib.contract import CONTRACT
+from lib.engine import engine_outcome
+from lib.measure import compile_bytecode, cpu_seconds, peak_rss_kb
+from lib.polars_baseline import polars_baseline
+from lib.traces import make_large_trace, make_trace
 
 STEPS = ("polars", "whole", "sharded", "ray")
 
@@ -53,9 +57,9 @@ def _engine(path: Path, shards: int | None, engine: str, out: Path, step: str) -
     # import time and memory count only where they are measured
     from contractlang.pipeline.evaluation import EvaluateOptions, evaluate  # noqa: PLC0415
     from contractlang.pipeline.language import terms_from_text  # noqa: PLC0415
-    from contractlang.render.json_report import render_json  # noqa: PLC0415
+    from contractlang.render.evaluate.json import render_json  # noqa: PLC0415
 
-    terms = terms_from_text(be.CONTRACT, "bench.spot")
+    terms = terms_from_text(CONTRACT, "bench.spot")
     marks: list[tuple[str, float]] = []
 
     def progress(message: str) -> None:
@@ -76,7 +80,7 @@ def _engine(path: Path, shards: int | None, engine: str, out: Path, step: str) -
     )
     t1 = time.perf_counter()
     (out / f"{step}.json-doc").write_text(render_json(result))
-    outcome = be.engine_outcome(result)
+    outcome = engine_outcome(result)
     assert outcome.runs is not None
     outcome.runs.sort("run_id").write_parquet(out / f"{step}.parquet")
     done = [(m, t) for m, t in marks if m.endswith("shards done")]
@@ -105,11 +109,11 @@ def run_step(step: str, path: Path, out: Path, shards: str) -> None:
         from contractlang.pipeline.language import terms_from_text  # noqa: PLC0415
 
         terms_from_text('contract "warm-up" { currency USD rate 1 USD per gpu_hour }')
-    base = be.peak_rss_kb()
-    c0, t0 = be.cpu_seconds(), time.perf_counter()
+    base = peak_rss_kb()
+    c0, t0 = cpu_seconds(), time.perf_counter()
     phases: dict[str, float] = {}
     if step == "polars":
-        outcome = be.polars_baseline(path, "streaming")
+        outcome = polars_baseline(path, "streaming")
         assert outcome.runs is not None
         outcome.runs.sort("run_id").write_parquet(out / "polars.parquet")
     elif step == "whole":
@@ -119,13 +123,13 @@ def run_step(step: str, path: Path, out: Path, shards: str) -> None:
     else:
         phases = _engine(path, count if count is not None else None, "ray", out, step)
         ray_peak = _ray_worker_peak_kb()
-    wall, cpu = time.perf_counter() - t0, be.cpu_seconds() - c0
+    wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     report = {
         "wall": wall,
         "cpu": cpu,
         "phases": phases,
         "rss_base_kb": base,
-        "rss_peak_kb": be.peak_rss_kb(),
+        "rss_peak_kb": peak_rss_kb(),
         "workers_peak_kb": ray_peak,
     }
     (out / f"{step}.json").write_text(json.dumps(report))
@@ -174,17 +178,6 @@ def spawn(step: str, trace: Path, out: Path, shards: str) -> dict[str, Any]:
     return json.loads((out / f"{step}.json").read_text())
 
 
-def make_large_trace(runs: int, seed: int, path: Path) -> None:
-    """A trace of ``runs`` runs from the project's generator, made in batches as
-    ``contractlang trace generate`` makes it (:func:`~contractlang.trace.generate.
-    generate_batches`: never more than one batch held)."""
-    # imported here, in the process that makes the trace (not a measured step)
-    from contractlang.trace.generate import generate_batches, write_batches  # noqa: PLC0415
-
-    events, _ = write_batches(generate_batches(runs, seed), path)
-    print(f"generated {events:,} events", file=sys.stderr, flush=True)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100_000, help="runs to generate")
@@ -213,9 +206,9 @@ def main() -> None:
         trace = args.trace
         if trace is None:
             trace = out / "trace.parquet"
-            be.make_trace(args.runs, args.seed, trace)
+            make_trace(args.runs, args.seed, trace)
         events = int(pl.scan_parquet(trace).select(pl.len()).collect().item())
-        print(be.compile_bytecode(), file=sys.stderr)
+        print(compile_bytecode(), file=sys.stderr)
         reports: dict[str, list[dict[str, Any]]] = {s: [] for s in steps}
         load = os.getloadavg()[0]
         for n in range(args.repeat):

@@ -1,4 +1,4 @@
-"""Benchmark `contractlang simulate`'s trace generation (issue 12): 100,000 runs of a 48-hour,
+"""Benchmark `contractlang simulate`'s trace generation: 100,000 runs of a 48-hour,
 64-GPU job with about 10 reclaims each, generated and written to Parquet in batches.
 
     python bench/bench_simulate.py                  # 100,000 runs ≈ 16.5M events
@@ -15,8 +15,8 @@ Steps:
   the same batches, through the same writer (:func:`contractlang.simulate.write.write_batches`),
   each batch filled by the cheapest means (repeated ids, a range of times): what writing that
   many rows costs, whatever the simulation;
-- ``generate``: :class:`contractlang.simulate.generate.Simulator` for the workload below (the
-  issue's example, every attempt accepted) under a 30-second notice with no restart promise —
+- ``generate``: :class:`contractlang.simulate.generate.Simulator` for the workload below (every
+  attempt accepted) under a 30-second notice with no restart promise —
   the vectorised simulation, the frames and the same writer.
 
 Targets, reported and not enforced: generation ≤ 20 s and peak memory ≤ 2 GB on the project
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -37,10 +36,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # contractlang
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lib.measure import cpu_seconds, peak_rss_gb
 
-#: The issue's workload, 100,000 runs; every attempt is accepted so one run is one training.
+#: The workload, 100,000 runs; every attempt is accepted so one run is one training.
 WORKLOAD = """\
 runs = {runs}
 seed = 7
@@ -65,23 +65,6 @@ median_minutes = 12
 NOTICE_US = 30_000_000
 BATCH = 10_000
 TARGET_S, TARGET_GB = 20.0, 2.0
-
-
-def peak_rss_gb() -> float:
-    """The process's peak resident memory (``VmHWM``; ``ru_maxrss`` where there is none)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1e6
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
-
-
-def cpu_seconds() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 # --------------------------------------------------------------------------- steps (children)

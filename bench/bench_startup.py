@@ -1,4 +1,4 @@
-"""Benchmark start-up and the language path (issue 9, part 2): whole processes, as a pre-commit
+"""Benchmark start-up and the language path: whole processes, as a pre-commit
 hook or an editor runs them.
 
     python bench/bench_startup.py            # median of 5 runs each
@@ -24,15 +24,13 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_evaluate as be  # this folder: compile_bytecode, shared
+from lib.measure import compile_bytecode, timed_process
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))
@@ -66,15 +64,10 @@ class Run(NamedTuple):
 
 
 def timed(args: list[str]) -> Run:
-    """One process: the wall clock around it (``/usr/bin/time`` gives hundredths only), its CPU
-    time and peak memory from ``/usr/bin/time``."""
-    start = time.perf_counter()
-    done = subprocess.run(
-        ["/usr/bin/time", "-f", "%U %S %M", *args], capture_output=True, text=True, check=False
-    )
-    seconds = time.perf_counter() - start
-    user, system, kb = done.stderr.strip().splitlines()[-1].split()
-    return Run(seconds, float(user) + float(system), int(kb) / 1024, done.returncode)
+    """One process: the wall clock around it, its CPU time and peak memory
+    (:func:`lib.measure.timed_process`)."""
+    done = timed_process(args)
+    return Run(done.seconds, done.cpu, done.peak_kb / 1024, done.exit)
 
 
 def median_of(steps: dict[str, list[str]], repeat: int) -> dict[str, Run]:
@@ -114,7 +107,7 @@ def main() -> None:
             for cache in (ROOT / "contractlang").rglob("__pycache__"):
                 shutil.rmtree(cache)
         else:
-            print(be.compile_bytecode())
+            print(compile_bytecode())
         small = Path(tmp) / "thousand.spot"
         small.write_text(spot_text(1000), encoding="utf-8")
         mb1, mb10 = Path(tmp) / "one.spot", Path(tmp) / "ten.spot"

@@ -26,7 +26,7 @@ from contractlang.compare import Comparison, compare
 from contractlang.compare.attribution import headline_change, ranked
 from contractlang.compare.model import Outcome
 from contractlang.pipeline.language import terms_from_text
-from contractlang.render.compare_terminal import render_comparison
+from contractlang.render.compare.terminal import render_comparison
 
 # 6 USD per GPU-hour is 0.10 USD per GPU-minute; every allocation holds 1 GPU.
 SPOT = """\
@@ -118,6 +118,7 @@ def test_each_clause_without_it_and_the_sign_of_its_change(compared: Comparison)
         # the net moves by with − without, and the headline by the same over 5 runs
         assert base.net_minor - w.net_minor == CHANGE[a.clause.label]
         assert headline_change(a, base, "b") == Fraction(CHANGE[a.clause.label], 5 * 100)
+        assert a.headline_change == headline_change(a, base, "b")  # carried for the renderers
         (req,) = w.budgets[0].requirements
         assert req.value == Fraction(WITHOUT[a.clause.label][5], 5 * 100)
     assert got == WITHOUT
@@ -134,13 +135,15 @@ def test_each_clause_without_it_and_the_sign_of_its_change(compared: Comparison)
         "early reclaim"
     ]
     # by how much they move the headline, most first: 1.00, 0.60, 0.20, 0.14, 0.01
-    assert [a.clause.label for a in ranked(c.attribution, base, "b")] == [
+    by_effect = [
         "cap credits at 1 USD per run",
         "early reclaim",
         "failure",
         "billing minimum 10 minutes",
         "billing increment 1 minute",
     ]
+    assert [a.clause.label for a in ranked(c.attribution, base, "b")] == by_effect
+    assert [a.clause.label for a in c.ranked_attribution] == by_effect
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from contractlang.cli.app import COMMANDS, app
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.trace import read as read_module
-from contractlang.trace.validate import TraceInvalid
+from contractlang.trace.problems import TraceInvalid
 
 
 def test_every_command_module_is_registered() -> None:

@@ -167,10 +167,15 @@ def test_ranking_and_deltas_against_the_baseline() -> None:
     d = delta(cmp.contract("cheap").result, cmp.base.result)
     assert d.money is not None
     assert d.money["net"] == -100
+    # each contract carries its delta, the baseline its own (nothing: 300 − 300)
+    assert cmp.contract("cheap").delta == d
+    assert cmp.base.delta.money is not None
+    assert cmp.base.delta.money["net"] == 0
     again = compare(terms_from_text(spot), frame, baseline="cheap")
     d = delta(again.contract("pricey").result, again.base.result)
     assert d.money is not None
     assert d.money["net"] == 100
+    assert again.contract("pricey").delta == d
 
 
 # --------------------------------------------------------------------------- the independent path

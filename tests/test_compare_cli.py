@@ -20,7 +20,7 @@ from support.events import frame, released, started
 
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import terms_from_text as load_terms_text
-from contractlang.render.compare_terminal import comparison_figures, render_comparison
+from contractlang.render.compare.terminal import comparison_figures, render_comparison
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))

@@ -18,7 +18,7 @@ from support.events import frame as trace_frame
 from test_reconcile import CONTRACT as RECONCILED
 from test_reconcile import EVENTS as INVOICED
 
-from contractlang.render.tables import FORMULA_STARTS, spreadsheet_safe
+from contractlang.render.common.tables import FORMULA_STARTS, spreadsheet_safe
 from contractlang.trace import load_trace
 
 #: One run id per character a spreadsheet starts a formula with, and one that is plain.

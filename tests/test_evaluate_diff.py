@@ -1,5 +1,5 @@
 """The changes between two evaluate documents and two ledgers, in words
-(render/evaluate_diff.py): every kind of change, the deltas, the grouping, the width."""
+(fixtures/diff.py): every kind of change, the deltas, the grouping, the width."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from rich.cells import cell_len
 
-from contractlang.render.evaluate_diff import (
+from contractlang.fixtures.diff import (
     Change,
     change_lines,
     diff_documents,

@@ -1,4 +1,4 @@
-"""Evaluation scenarios (issue 4): small `.spot` texts applied to hand-built traces.
+"""Evaluation scenarios: small `.spot` texts applied to hand-built traces.
 
 Every expected number is computed by hand from design §4–§6 and docs/evaluate.md, with the
 arithmetic in a comment beside it. Conventions in the comments:
@@ -33,6 +33,7 @@ from support.scenario import (
     contract_result,
     evaluate_text,
     failed,
+    json_document,
     lines,
     notice,
     reclaimed,
@@ -50,8 +51,7 @@ from contractlang.errors import ContractlangError
 from contractlang.evaluate.caps import RUN_GROSS_RULE
 from contractlang.evaluate.results import ContractResult
 from contractlang.pipeline.language import terms_from_text
-from contractlang.render.explain import explain_run
-from contractlang.render.json_report import render_json
+from contractlang.render.explain.terminal import explain_run
 
 D = Decimal
 GOLDEN = Path(__file__).parent / "golden"
@@ -129,6 +129,8 @@ def test_default_increment_is_one_second_and_there_is_no_minimum() -> None:
     ]
     assert alloc_row(c, "a1")["billable_us"] == 601_000_000
     assert alloc_row(c, "a2")["billable_us"] == 20_000_000
+    # what `explain` shows as rounded: 600.5 s → 601 s; 20 s stays 20 s
+    assert c.run_allocations("r1")["rounded_us"].to_list() == [601_000_000, 20_000_000]
     # gross 1.20 + 0.02 = 1.22
     assert c.totals.gross_minor == 122
     assert_ledger_sums_to_net(c)
@@ -156,6 +158,8 @@ contract "minimum" {
     # a2: 90 s, above the minimum; 3.60 × 1 × 90/3600 = 0.09
     assert [x[4] for x in lines(c)] == [D("0.06"), D("0.09")]
     assert alloc_row(c, "a1")["billable_us"] == 60_000_000
+    # rounded to whole seconds before the minimum: a1 stays 20 s (then raised), a2 90 s
+    assert c.run_allocations("r1")["rounded_us"].to_list() == [20_000_000, 90_000_000]
     # billable GPU-h (60 + 90) / 3600 = 0.041666… → 0.041667; metered (20 + 90)/3600 = 0.030556
     run = run_row(c, "r1")
     assert run["billable_gpu_hours"] == D("0.041667")
@@ -177,7 +181,7 @@ def test_gpu_hours_round_half_away_from_zero_everywhere() -> None:
     # metered 1 GPU × 1800 µs = 1800 / 3.6 × 10⁹ = 0.0000005 GPU-h exactly: a tie at the 7th
     # place → half away from zero 0.000001 (half even would give 0.000000)
     assert run_row(c, "r1")["metered_gpu_hours"] == D("0.000001")
-    doc = json.loads(render_json(result))
+    doc = json.loads(json_document(result))
     assert doc["contracts"][0]["totals"]["metered_gpu_hours"] == "0.000001"
     # billable: rounded up to 1 s → 1/3600 = 0.000277… → 0.000278; charge 3.60 × 1/3600 = 0.001
     # → 0.00
@@ -264,7 +268,7 @@ contract "mills-even" {
     assert mills.totals.net_minor == 1807
     assert even.totals.net_minor == 1806
     assert mills.money(mills.totals.net_minor) == D("1.807")
-    doc = json.loads(render_json(result))["contracts"]
+    doc = json.loads(json_document(result))["contracts"]
     assert doc[0]["precision"] == 3
     assert doc[0]["totals"]["net"] == "1.807"
     assert doc[1]["totals"]["net"] == "1.806"
@@ -1317,7 +1321,7 @@ def test_p95_over_five_runs_by_linear_interpolation() -> None:
         "p95": Fraction(88),
         "max": Fraction(100),
     }
-    doc = json.loads(render_json(result))
+    doc = json.loads(json_document(result))
     (contract,) = doc["contracts"]
     assert contract["cost_per_accepted_run"] == {"p50": "30.00", "p95": "88.00", "max": "100.00"}
     first = contract["budgets"][0]["requirements"][0]
@@ -1355,7 +1359,7 @@ def test_budget_over_an_empty_set_is_not_measurable_and_not_met() -> None:
     assert not c.budgets[0].met
     assert result.verdict == "not met"
     assert c.totals.cost_per_accepted_run == {"p50": None, "p95": None, "max": None}
-    requirement = json.loads(render_json(result))["contracts"][0]["budgets"][0]["requirements"][0]
+    requirement = json.loads(json_document(result))["contracts"][0]["budgets"][0]["requirements"][0]
     assert requirement == {
         "require": "p95(cost_per_accepted_run) <= 100 USD",
         "line": 6,
@@ -1650,7 +1654,7 @@ budget "promise-budget" {
 
 
 def test_json_report_field_by_field() -> None:
-    doc = json.loads(render_json(evaluate_text(PROMISES_BUDGET, PROMISES_EVENTS)))
+    doc = json.loads(json_document(evaluate_text(PROMISES_BUDGET, PROMISES_EVENTS)))
     # the allocations of test_both_promises_read_by_terms, GPU-time in GPU-minutes:
     #   metered a1 4 × 60 = 240, a2 240, a3 240, a4 4 × 30 = 120 → 840 = 14 GPU-h
     #   excluded a1's replay 4 × 20 = 80 → 1.333333 GPU-h; billable 760 → 12.666667 GPU-h
@@ -1766,10 +1770,10 @@ def test_json_report_field_by_field() -> None:
 
 
 def test_json_report_is_byte_for_byte_deterministic() -> None:
-    first = render_json(evaluate_text(PROMISES_BUDGET, PROMISES_EVENTS))
-    again = render_json(evaluate_text(PROMISES_BUDGET, PROMISES_EVENTS))
+    first = json_document(evaluate_text(PROMISES_BUDGET, PROMISES_EVENTS))
+    again = json_document(evaluate_text(PROMISES_BUDGET, PROMISES_EVENTS))
     # the same events in another row order describe the same trace
-    shuffled = render_json(evaluate_text(PROMISES_BUDGET, list(reversed(PROMISES_EVENTS))))
+    shuffled = json_document(evaluate_text(PROMISES_BUDGET, list(reversed(PROMISES_EVENTS))))
     assert first == again == shuffled
     assert first.endswith("}\n")
     assert "<frame>" not in first

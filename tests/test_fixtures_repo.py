@@ -23,10 +23,10 @@ from support import digest as oracle
 from support.cli import run
 
 from contractlang.fixtures import find_fixtures, load_fixture, run_fixture
+from contractlang.fixtures.diff import figures_moved
 from contractlang.fixtures.report import outcome_lines
 from contractlang.fixtures.run import Outcome, produce
 from contractlang.pipeline.language import check_texts, parse
-from contractlang.render.evaluate_diff import figures_moved
 from contractlang.trace import load_trace
 from contractlang.trace.generate import write_trace
 

@@ -18,13 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.cli import run
 from support.events import frame, released, started
-from support.scenario import evaluate_text
+from support.scenario import evaluate_text, json_document
 
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import DisplayUnit
 from contractlang.lang.numbers import MICROS_PER_HOUR, plain, scaled
-from contractlang.render.json_report import render_json
-from contractlang.render.numbers import measure, minor_to_str, money
+from contractlang.render.common.numbers import measure, minor_to_str, money
 from contractlang.trace import derive_facts, load_trace
 from contractlang.trace.limits import MAX_GPU_US, MAX_GPUS, MAX_TS, MIN_TS
 
@@ -190,7 +189,7 @@ def test_totals_beyond_64_bits_stay_exact() -> None:
     total = 2 * MAX_GPUS * length
     assert total > 2**63 - 1
     assert result.contracts[0].totals.metered_gpu_us == total
-    doc = json.loads(render_json(result))
+    doc = json.loads(json_document(result))
     # 1.8 × 10^19 GPU-µs ÷ 3.6 × 10^9 = 5,000,000,000 GPU-hours exactly
     assert Fraction(total, MICROS_PER_HOUR) == 5_000_000_000
     assert doc["contracts"][0]["totals"]["metered_gpu_hours"] == "5000000000.000000"

@@ -24,9 +24,9 @@ from contractlang.cli.common import debugging
 from contractlang.evaluate.results import Evaluation
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import load_terms
-from contractlang.render.layout import Figure, lay_out, wrap
-from contractlang.render.numbers import measure_human
-from contractlang.render.terminal import figures, render_summary
+from contractlang.render.common.layout import Figure, lay_out, wrap
+from contractlang.render.common.numbers import measure_human
+from contractlang.render.evaluate.terminal import figures, render_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))

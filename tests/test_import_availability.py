@@ -276,8 +276,8 @@ def test_a_file_without_a_name_needs_a_run_id(tmp_path: Path) -> None:
 def test_the_sweep_gives_every_slot_of_many_instances() -> None:
     # independently: slot k is held in tick i when data[i] >= k; its allocations are the
     # maximal runs of such ticks
-    from contractlang.availability import parse_availability  # noqa: PLC0415
-    from contractlang.importers.availability import slot_stretches  # noqa: PLC0415
+    from contractlang.importers.availability.mapping import slot_stretches  # noqa: PLC0415
+    from contractlang.importers.availability.read import parse_availability  # noqa: PLC0415
 
     data = [3, 5, 0, 2, 2, 7, 1, 4, 4, 0, 6]
     a = parse_availability(json.dumps({"metadata": {"gap_seconds": 1}, "data": data}), "t")

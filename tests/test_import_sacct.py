@@ -11,9 +11,9 @@ import pytest
 
 from contractlang.errors import ContractlangError
 from contractlang.importers import import_sacct
-from contractlang.importers import sacct_fields as sf
 from contractlang.importers.result import ImportResult
 from contractlang.importers.sacct import Allocations
+from contractlang.importers.sacct import fields as sf
 from contractlang.trace import derive_facts
 
 DATA = Path(__file__).parent / "data"

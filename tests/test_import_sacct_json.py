@@ -16,10 +16,10 @@ import pytest
 from support.cli import no_traceback, run
 
 from contractlang.errors import ContractlangError
-from contractlang.importers import sacct_fields as sf
 from contractlang.importers.localtime import parse_timestamp
+from contractlang.importers.sacct import fields as sf
 from contractlang.importers.sacct import import_sacct
-from contractlang.importers.sacct_json import JsonTable, json_rows, looks_like_json
+from contractlang.importers.sacct.json_export import JsonTable, json_rows, looks_like_json
 from contractlang.trace import derive_facts
 
 DATA = Path(__file__).parent / "data"

@@ -22,7 +22,6 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "contractlang.syntax",
         "contractlang.trace",
-        "contractlang.availability",
         "contractlang.check",
         "contractlang.decimals",
     ),
@@ -40,6 +39,36 @@ LAYERS: list[tuple[str, ...]] = [
     ("contractlang.cli",),
     ("contractlang", "contractlang.__main__", "contractlang.pytest_plugin"),
 ]
+
+
+#: What a renderer may import from outside ``render/``: the foundations every pass shares and,
+#: of the engines, only the modules holding their results. What a renderer needs from an engine
+#: is computed before rendering and carried by the result (docs/architecture.md).
+RENDER_MAY_IMPORT = frozenset(
+    {
+        # foundations
+        "contractlang.codes",
+        "contractlang.diagnostics",
+        "contractlang.errors",
+        "contractlang.version",
+        "contractlang.lang.ast",
+        "contractlang.lang.numbers",
+        "contractlang.lang.show",
+        # results
+        "contractlang.evaluate.results",
+        "contractlang.compare.model",
+        "contractlang.reconcile.model",
+        "contractlang.simulate.results",
+        "contractlang.simulate.workload",
+        "contractlang.rehearse.results",
+        "contractlang.rehearse.record",
+        "contractlang.rehearse.plan",
+        "contractlang.trace.schema",
+        "contractlang.trace.model",
+        "contractlang.trace.problems",
+        "contractlang.importers.result",
+    }
+)
 
 
 def module_name(path: Path) -> str:
@@ -158,13 +187,13 @@ def test_hidden_imports_are_seen_and_judged() -> None:
         "from typing import TYPE_CHECKING\n"
         "from . import vocabulary\n"
         "if TYPE_CHECKING:\n    from contractlang.evaluate.results import Evaluation\n"
-        "def f():\n    from contractlang.render import terminal\n"
+        "def f():\n    from contractlang.render.evaluate import terminal\n"
     )
     seen = imports_in(source, "contractlang.lang")
     assert seen == {
         "contractlang.lang.vocabulary",
         "contractlang.evaluate.results",
-        "contractlang.render.terminal",
+        "contractlang.render.evaluate.terminal",
     }
     wrong = violations("contractlang.lang.fake", seen)
     assert len(wrong) == 2  # the relative import stays inside its own package
@@ -179,6 +208,39 @@ def test_hidden_imports_are_seen_and_judged() -> None:
         "contractlang.b",
         "contractlang.a",
     ]
+
+
+def engine_imports(targets: set[str]) -> list[str]:
+    """The imports of a renderer that reach past the results into an engine."""
+    inside = ("contractlang.render", "contractlang.render.")
+    return sorted(t for t in targets if not t.startswith(inside) and t not in RENDER_MAY_IMPORT)
+
+
+RENDERERS = sorted(m for m in MODULES if m.startswith("contractlang.render"))
+
+
+@pytest.mark.parametrize("module", RENDERERS)
+def test_renderers_import_results_not_engines(module: str) -> None:
+    wrong = engine_imports(GRAPH[module])
+    assert not wrong, f"{module} imports {wrong}: carry what it needs on the result"
+
+
+def test_an_engine_import_in_a_renderer_is_caught() -> None:
+    source = (
+        "from contractlang.compare.model import Comparison\n"
+        "from contractlang.compare.rank import delta\n"
+        "from contractlang.render.common.numbers import money\n"
+        "def f():\n    from contractlang.trace.digest import trace_digest\n"
+    )
+    seen = imports_in(source, "contractlang.render.compare")
+    assert engine_imports(seen) == ["contractlang.compare.rank", "contractlang.trace.digest"]
+
+
+def test_the_renderers_allowed_imports_exist_and_render_holds_only_rooms() -> None:
+    assert not RENDER_MAY_IMPORT - set(MODULES), "an allowed module no longer exists"
+    assert len(RENDERERS) > 30
+    top = PACKAGE / "render"
+    assert [p.name for p in top.glob("*.py")] == ["__init__.py"]
 
 
 def test_architecture_doc_names_every_module() -> None:

@@ -1,5 +1,5 @@
 """`evaluate --engine ray`: the shards as Ray tasks on a local Ray (`ray.init(num_cpus=2)`),
-byte-identical to the local engine; and never a silent fallback (issue 9, part 4).
+byte-identical to the local engine; and never a silent fallback.
 
 Ray starts slowly (seconds), so one local instance serves every test here. Without Ray these
 tests are skipped — but not in CI, which installs the `[ray]` extra and sets

@@ -1,5 +1,6 @@
-"""Public availability traces read into capacity over time (contractlang.availability): both
-formats, every malformed input with its place, and the real traces of ../shared/realdata."""
+"""Public availability traces read into capacity over time
+(contractlang.importers.availability.read): both formats, every malformed input with its place,
+and the real traces of ../shared/realdata."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ import pytest
 from support.cli import no_traceback, run
 from support.workloads import write_workload
 
-from contractlang.availability import (
+from contractlang.diagnostics import render_all
+from contractlang.errors import ContractlangError
+from contractlang.importers.availability.read import (
     Stretch,
     parse_availability,
     parse_bamboo,
     parse_skypilot,
     read_availability,
 )
-from contractlang.diagnostics import render_all
-from contractlang.errors import ContractlangError
 
 S = 1_000_000  # µs per second
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "traces"

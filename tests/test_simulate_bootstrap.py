@@ -24,7 +24,7 @@ from contractlang.lang import ast
 from contractlang.lang.numbers import round_fraction
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import load_terms
-from contractlang.render.uncertainty import plus_minus
+from contractlang.render.simulate.uncertainty import plus_minus
 from contractlang.simulate import simulate
 from contractlang.simulate.bootstrap import QUOTIENT_SCALE, Figure, resample_counts, run_bootstrap
 from contractlang.simulate.monte_carlo import value_side

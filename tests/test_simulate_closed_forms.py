@@ -1,4 +1,4 @@
-"""The simulation against closed forms, within the Monte Carlo error (issue 12):
+"""The simulation against closed forms, within the Monte Carlo error:
 
 - Poisson reclaims at rate λ, no notice, checkpoints every τ, no save or restore time and no
   invalid checkpoints: the mean replayed time per reclaim is 1/λ − τ/(e^{λτ} − 1), exactly when
@@ -23,7 +23,7 @@ import polars as pl
 import pytest
 from support.workloads import write_workload
 
-from contractlang.availability import read_availability
+from contractlang.importers.availability.read import read_availability
 from contractlang.simulate import simulate
 from contractlang.simulate.reclaims import Replay
 from contractlang.simulate.streams import Streams

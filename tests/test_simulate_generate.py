@@ -15,7 +15,7 @@ import pytest
 from support.cli import no_traceback, run
 from support.workloads import workload, write_workload
 
-from contractlang.availability import parse_availability
+from contractlang.importers.availability.read import parse_availability
 from contractlang.simulate import Simulation, simulate
 from contractlang.simulate.generate import Simulator, _Allocation
 from contractlang.simulate.job import Job, Schedule

@@ -17,9 +17,9 @@ import pytest
 from support.cli import no_traceback, run
 from support.workloads import Raw, workload, write_workload
 
-from contractlang.availability import MAX_SPAN_US, parse_availability
 from contractlang.diagnostics import Diagnostic
 from contractlang.errors import ContractlangError
+from contractlang.importers.availability.read import MAX_SPAN_US, parse_availability
 from contractlang.simulate import Simulation, generate, simulate
 from contractlang.simulate.workload import Workload, parse_workload
 from contractlang.trace.limits import MAX_GPU_US, MAX_GPUS, MAX_STEP

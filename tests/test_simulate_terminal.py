@@ -18,9 +18,9 @@ from support.workloads import Raw, workload
 
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import DisplayUnit
-from contractlang.render.numbers import money
-from contractlang.render.simulate_terminal import render_simulation
-from contractlang.render.uncertainty import plus_minus
+from contractlang.render.common.numbers import money
+from contractlang.render.simulate.terminal import render_simulation
+from contractlang.render.simulate.uncertainty import plus_minus
 from contractlang.simulate import Simulation, simulate
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The workload file: the issue's example reads exactly, and every kind of mistake is reported
+"""The workload file: the example workload reads exactly, and every kind of mistake is reported
 with its key and line (exit 2 on the command line), all at once."""
 
 from __future__ import annotations

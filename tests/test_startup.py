@@ -1,8 +1,9 @@
 """Start-up stays light: ``--version``, ``check`` and ``fmt`` never import polars or numpy (the
 entry point registers only the command asked for; ``import contractlang`` is lazy), nor pydantic
 (their flags are converted without typer's adapters: ``cli/values.py``), and the
-grammar's LALR tables come from lark's cache, rebuilt when the cache file is damaged. Times
-are measured by bench/bench_startup.py, not here."""
+grammar's LALR tables come from lark's cache, rebuilt when the cache file is damaged;
+``simulate`` loads no importer but the availability traces'. Times are measured by
+bench/bench_startup.py, not here."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 import contractlang
+from contractlang import importers
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("polars", "numpy", "pyarrow", "duckdb")
@@ -113,6 +115,23 @@ def test_the_package_api_is_lazy_and_complete() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=False
     )
     assert done.stdout.strip() == "False"
+
+
+def test_simulate_loads_the_availability_reader_and_no_other_adapter() -> None:
+    """``simulate`` reads availability traces with ``importers/availability/``; the importers'
+    package re-exports its adapters lazily, so ``simulate`` loads none of the others."""
+    reader = "contractlang.importers.availability.read"
+    others = tuple(f"contractlang.importers.{a}" for a in ("sacct", "focus", "attempts"))
+    assert modules_after(["simulate", "--help"], libraries=(reader, *others)) == (0, [reader])
+    assert modules_after(["import", "--help"], libraries=others) == (0, list(others))
+
+
+def test_the_importers_api_is_lazy_and_complete() -> None:
+    for name in importers.__all__:
+        assert getattr(importers, name) is not None, name
+    missing = "no_such_thing"
+    with pytest.raises(AttributeError, match="no attribute 'no_such_thing'"):
+        getattr(importers, missing)
 
 
 def test_a_damaged_grammar_cache_is_rebuilt(tmp_path: Path) -> None:

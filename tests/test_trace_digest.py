@@ -4,6 +4,7 @@ events in any file format and row order, and different when any value differs.""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, time
 from decimal import Decimal
 from pathlib import Path
@@ -14,8 +15,10 @@ from support import digest as oracle
 from support.events import TRACE_SCHEMA, frame, released, started
 
 from contractlang import terms_from_text
+from contractlang.compare.run import compare
 from contractlang.errors import InternalError
 from contractlang.pipeline.evaluation import EvaluateOptions, evaluate
+from contractlang.render.evaluate.json import render_json
 from contractlang.trace import digest as digest_module
 from contractlang.trace import load_trace
 from contractlang.trace.digest import canonical_text, trace_digest
@@ -111,12 +114,33 @@ def test_the_digest_is_the_same_whole_in_shards_and_once_the_events_are_let_go(
         assert trace_digest(evaluate(terms, path, EvaluateOptions(shards=shards)).trace) == expected
 
 
+def test_a_comparison_takes_the_digest_only_when_asked() -> None:
+    # `compare --format json` asks; the text summary, the CSV and the reports do not hash
+    terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
+    expected = trace_digest(load_trace(EXAMPLE))
+    assert compare(terms, EXAMPLE, digest=True).evaluation.trace.digest == expected
+    assert compare(terms, EXAMPLE).evaluation.trace.digest is None
+
+
 def test_a_trace_whose_events_were_let_go_without_its_digest_has_none() -> None:
     # never the digest of no events: an internal error (exit 3) names the slip
     terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
     result = evaluate(terms, EXAMPLE, EvaluateOptions(keep_events=False, digest=False))
     with pytest.raises(InternalError):
         trace_digest(result.trace)
+
+
+def test_the_json_document_reads_the_digest_and_never_takes_it() -> None:
+    # the renderer hashes nothing: an evaluation whose digest nobody took is a slip (exit 3),
+    # even when its events are still there to hash
+    terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
+    kept = evaluate(terms, EXAMPLE)
+    assert kept.trace.digest is None
+    with pytest.raises(InternalError, match="digest was not taken"):
+        render_json(kept)
+    taken = evaluate(terms, EXAMPLE, EvaluateOptions(keep_events=False))
+    doc = json.loads(render_json(taken))
+    assert doc["trace"]["digest"] == taken.trace.digest == trace_digest(load_trace(EXAMPLE))
 
 
 @pytest.mark.parametrize(

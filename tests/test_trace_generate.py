@@ -1,4 +1,5 @@
-"""The generator: deterministic, valid, and realistic (it has every feature issue 3 lists)."""
+"""The generator: deterministic, valid, and realistic (it has every feature docs/trace.md's
+"The generator" lists)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from contractlang.diagnostics import Diagnostic
 from contractlang.errors import ContractlangError
 from contractlang.trace import asof, load_trace
 from contractlang.trace.model import Trace
-from contractlang.trace.validate import TraceInvalid
+from contractlang.trace.problems import TraceInvalid
 
 #: The trace's columns without the optional `sku` and `zone` (the package's types).
 SCHEMA = schema(without=("sku", "zone"))

@@ -7,33 +7,64 @@ import importlib
 import keyword
 import os
 import sys
+from gettext import gettext
 from typing import Any
 
 import typer
-from typer.core import TyperArgument
+from typer.core import TyperCommand
 
 from contractlang.cli import common, values
 from contractlang.version import __version__
 
-
-def _no_python_types(self: TyperArgument, ctx: Any) -> str | None:
-    """typer writes an argument's Python type beside its metavar in help (``FILE...
-    <list[Path]>``); every argument here has a metavar that says what it takes."""
-    return None if self.metavar else TyperArgument.display_type(self, ctx)
-
-
-def _usage_name(self: TyperArgument) -> str:
-    """The usage line in the usual form (``FILE...``, ``[FILE...]``), not typer's
-    ``{FILE...}...``: every argument here with a metavar says its own repetition."""
-    if not self.metavar:
-        return _typer_usage_name(self)
-    return self.metavar if self.required else f"[{self.metavar}]"
-
-
-_typer_usage_name = TyperArgument._usage_display_name
-TyperArgument.display_type_rich = _no_python_types  # type: ignore[method-assign,assignment]
-TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
 values.install()  # plain values converted without pydantic (start-up: cli/values.py)
+
+
+class Command(TyperCommand):
+    """A command whose arguments show their metavar alone: the usage line in the usual form
+    (``FILE...``, ``[FILE...]``), not typer's ``{FILE...}...``, and help without the Python
+    type typer writes beside it (``FILE...  <list[Path]>``). Every argument here has a metavar
+    that says what it takes and its own repetition; one without keeps typer's form.
+
+    Each command is made one through typer's ``cls=`` (:func:`plain_arguments`), and only
+    click's documented methods of a command are overridden."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument" and param.metavar:
+                pieces.append(param.metavar if param.required else f"[{param.metavar}]")
+            else:
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        arguments: list[tuple[str, str]] = []
+        options: list[tuple[str, str]] = []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                arguments.append((param.metavar, record[1]) if param.metavar else record)
+            elif param.param_type_name == "option":
+                options.append(record)
+        for title, records in ((gettext("Arguments"), arguments), (gettext("Options"), options)):
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+def plain_arguments(app: typer.Typer) -> None:
+    """Every command of ``app``, and of the apps added to it, made a :class:`Command` (unless
+    it names a class of its own: typer records its own, ``TyperCommand``, when none is
+    named)."""
+    for command in app.registered_commands:
+        if command.cls in (None, TyperCommand):
+            command.cls = Command
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            plain_arguments(group.typer_instance)
+
 
 HELP = (
     "Evaluate spot GPU contract terms against usage traces.\n\n"
@@ -89,6 +120,7 @@ def make_app(commands: list[str]) -> typer.Typer:
     for name in commands:
         module = name + "_" if keyword.iskeyword(name) else name
         importlib.import_module(f"contractlang.cli.{module}").register(built)
+    plain_arguments(built)
     return built
 
 

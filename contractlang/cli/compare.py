@@ -26,9 +26,9 @@ from contractlang.compare.run import compare
 from contractlang.errors import ExitCode
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
-from contractlang.render.compare_csv import render_compare_csv
-from contractlang.render.compare_json import render_compare_json
-from contractlang.render.compare_terminal import render_comparison
+from contractlang.render.compare.csv import render_compare_csv
+from contractlang.render.compare.json import render_compare_json
+from contractlang.render.compare.terminal import render_comparison
 from contractlang.render.report import REPORT_SUFFIXES
 
 
@@ -133,6 +133,7 @@ def register(app: typer.Typer) -> None:
                 baseline=baseline,
                 attribute_clauses=attribute,
                 progress=step,
+                digest=fmt is CompareFormat.json,
                 **options.load_options(),
             )
             write_set_aside(cmp.evaluation.trace, options)

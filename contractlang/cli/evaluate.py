@@ -32,9 +32,9 @@ from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
 from contractlang.evaluate.results import Evaluation
 from contractlang.pipeline.evaluation import Engine, EvaluateOptions, evaluate
-from contractlang.render.json_report import render_json
+from contractlang.render.evaluate.json import render_json
+from contractlang.render.evaluate.terminal import render_summary
 from contractlang.render.report import REPORT_SUFFIXES
-from contractlang.render.terminal import render_summary
 
 
 def parse_shards(text: str) -> int | None:

@@ -19,9 +19,9 @@ from contractlang.cli.reading import DEFAULT_CLOCK_SKEW, ClockSkew, OpenAt, read
 from contractlang.compare.run import attribute_for_run
 from contractlang.errors import ExitCode
 from contractlang.pipeline.evaluation import EvaluateOptions, evaluate
-from contractlang.render.explain import ExplainError, explain_run, explain_runs
-from contractlang.render.explain_attribution import run_attribution_text
-from contractlang.render.explain_json import render_explain_json
+from contractlang.render.explain.attribution import run_attribution_text
+from contractlang.render.explain.json import render_explain_json
+from contractlang.render.explain.terminal import ExplainError, explain_run, explain_runs
 
 
 def register(app: typer.Typer) -> None:

@@ -37,8 +37,8 @@ from contractlang.importers.availability import import_availability
 from contractlang.importers.localtime import read_zone
 from contractlang.importers.result import ImportReport, ImportResult, rejects_frame
 from contractlang.importers.sacct import Allocations
-from contractlang.importers.sacct_text import check_delimiter
-from contractlang.render.import_report import render_import
+from contractlang.importers.sacct.text_export import check_delimiter
+from contractlang.render.importers.terminal import render_import
 from contractlang.trace.limits import MAX_GPUS
 from contractlang.trace.schema import CAPACITIES
 

@@ -14,7 +14,7 @@ from contractlang.cli.common import err
 from contractlang.cli.files import TRACE_SUFFIXES, Outputs
 from contractlang.cli.inputs import parse_duration, parse_on_invalid, parse_open_at
 from contractlang.cli.tables import write_trace_file
-from contractlang.render.numbers import counted
+from contractlang.render.common.numbers import counted
 from contractlang.trace.model import Trace
 
 OpenAt = Annotated[

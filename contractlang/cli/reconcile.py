@@ -39,10 +39,10 @@ from contractlang.cli.report import Report
 from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
 from contractlang.reconcile import reconcile
-from contractlang.render.reconcile_json import DISPUTE_NUMBERS, dispute_table, render_json
-from contractlang.render.reconcile_report import render_reconcile_report
-from contractlang.render.reconcile_text import render_reconciliation
+from contractlang.render.reconcile.json import DISPUTE_NUMBERS, dispute_table, render_json
+from contractlang.render.reconcile.terminal import render_reconciliation
 from contractlang.render.report import REPORT_SUFFIXES
+from contractlang.render.report.reconcile import render_reconcile_report
 
 _TOLERANCE = re.compile(r"^([0-9]{1,20}(?:\.[0-9]{1,18})?)(?:\s+([A-Z]{3}))?$", re.ASCII)
 

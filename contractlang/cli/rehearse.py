@@ -38,8 +38,8 @@ from contractlang.rehearse.settings import (
     parse_scale,
     parse_signal,
 )
-from contractlang.render.rehearsal import render_rehearsal
-from contractlang.render.rehearsal_json import render_json
+from contractlang.render.rehearse.json import render_json
+from contractlang.render.rehearse.terminal import render_rehearsal
 from contractlang.render.report import REPORT_SUFFIXES
 
 #: The exit code of a rehearsal stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells use).

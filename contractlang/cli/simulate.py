@@ -30,8 +30,8 @@ from contractlang.evaluate.results import Evaluation
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
 from contractlang.render.report import REPORT_SUFFIXES
-from contractlang.render.simulate_json import render_simulation_json
-from contractlang.render.simulate_terminal import render_simulation
+from contractlang.render.simulate.json import render_simulation_json
+from contractlang.render.simulate.terminal import render_simulation
 from contractlang.simulate import LoadedWorkload, Simulation, load_workload, simulate
 from contractlang.simulate.bootstrap import RESAMPLES
 from contractlang.simulate.run import choose, trace_files

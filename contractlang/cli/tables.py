@@ -1,7 +1,7 @@
 """Frames written as files: tables (Parquet or CSV) and traces (by extension), each through
 :func:`~contractlang.cli.files.write_file` — atomically, every failure E501. Tables are for
 people: as CSV, a text cell a spreadsheet would run as a formula is escaped
-(:func:`~contractlang.render.tables.spreadsheet_safe`). Traces are read back by contractlang:
+(:func:`~contractlang.render.common.tables.spreadsheet_safe`). Traces are read back by contractlang:
 their values are written exactly as they are."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import polars as pl
 from contractlang.cli.common import write_error
 from contractlang.cli.files import write_file
 from contractlang.cli.inputs import usage_error
-from contractlang.render.tables import spreadsheet_safe
+from contractlang.render.common.tables import spreadsheet_safe
 from contractlang.trace.generate import write_trace
 
 POLARS_FAILURES: tuple[type[Exception], ...] = (pl.exceptions.PolarsError,)

@@ -40,14 +40,10 @@ from contractlang.cli.reading import (
 from contractlang.cli.tables import POLARS_FAILURES, write_table, write_trace_file
 from contractlang.errors import ContractlangError, ExitCode
 from contractlang.lang.numbers import MAX_TS, MIN_TS, TRACE_DAYS
-from contractlang.render.numbers import counted
-from contractlang.render.tables import csv_ready
-from contractlang.render.trace_summary import (
-    invalid_total,
-    render_summary,
-    summary_json,
-    valid_total,
-)
+from contractlang.render.common.numbers import counted
+from contractlang.render.common.tables import csv_ready
+from contractlang.render.trace.json import summary_json
+from contractlang.render.trace.terminal import invalid_total, render_summary, valid_total
 from contractlang.trace import derive_facts, load_trace, summarize
 from contractlang.trace.generate import (
     BATCH_DAYS,

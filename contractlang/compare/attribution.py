@@ -9,13 +9,12 @@ move (:class:`~.budgets.BudgetMeter`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import polars as pl
 
 from contractlang.compare.budgets import BudgetMeter
-from contractlang.compare.model import Attribution, Outcome, ToPass
+from contractlang.compare.model import Attribution, Outcome, RunAttribution, ToPass
 from contractlang.compare.price import price_to_pass
 from contractlang.compare.variants import Removable, removable_clauses, without
 from contractlang.errors import ContractlangError
@@ -99,16 +98,6 @@ def ranked(
         return (0, -abs(moved or Fraction(0)), -abs(base.net_minor - a.without.net_minor))
 
     return sorted(attribution, key=key)
-
-
-@dataclass(frozen=True)
-class RunAttribution:
-    """One removable clause's effect on one run: the run's net without it (``None`` with
-    ``error`` when the contract cannot be evaluated without it)."""
-
-    clause: Removable
-    net_minor: int | None
-    error: str | None = None
 
 
 def attribute_run(staged: Staged, run_id: str) -> tuple[RunAttribution, ...]:

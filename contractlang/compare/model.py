@@ -62,6 +62,19 @@ class Attribution:
     clause: Removable
     without: Outcome | None
     error: str | None = None
+    #: how much the clause moves the ranking budget's headline value: with − without (None
+    #: without a ranking budget, or where either is not measurable)
+    headline_change: Fraction | None = None
+
+
+@dataclass(frozen=True)
+class RunAttribution:
+    """One removable clause's effect on one run: the run's net without it (``None`` with
+    ``error`` when the contract cannot be evaluated without it)."""
+
+    clause: Removable
+    net_minor: int | None
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -114,11 +127,31 @@ class ToPass:
 
 
 @dataclass(frozen=True)
+class Delta:
+    """A contract's figures minus the baseline's: GPU-time in GPU-microseconds, money in
+    currency units (``None`` when the currencies differ), budget measures in their base units
+    (``None`` where either is not measurable)."""
+
+    usage_us: dict[str, int]
+    lost_steps: int
+    money: dict[str, Fraction] | None
+    cost_per_accepted_run: dict[str, Fraction | None] | None
+    requirements: dict[str, tuple[Fraction | None, ...]]
+
+
+@dataclass(frozen=True)
 class ComparedContract:
+    """One contract of a comparison: its rank, its :class:`Delta` against the baseline, and
+    with attribution each removable clause's effect — in file order, and in
+    ``ranked_attribution`` by how much it moves the headline, then the net, most first (those
+    that could not be evaluated without it last) — and what it takes to pass."""
+
     result: ContractResult
     rank: int
+    delta: Delta
     attribution: tuple[Attribution, ...] | None = None
     to_pass: ToPass | None = None
+    ranked_attribution: tuple[Attribution, ...] = ()
 
     @property
     def name(self) -> str:

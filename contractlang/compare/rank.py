@@ -8,9 +8,9 @@ last; ties keep the order given. Without a budget, by net billed, lowest first.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
+from contractlang.compare.model import Delta
 from contractlang.evaluate.results import BudgetResult, ContractResult
 
 
@@ -33,19 +33,6 @@ def ranks(results: Sequence[ContractResult], ranking: str | None) -> list[int]:
     for position, i in enumerate(order, start=1):
         out[i] = position
     return out
-
-
-@dataclass(frozen=True)
-class Delta:
-    """A contract's figures minus the baseline's: GPU-time in GPU-microseconds, money in
-    currency units (``None`` when the currencies differ), budget measures in their base units
-    (``None`` where either is not measurable)."""
-
-    usage_us: dict[str, int]
-    lost_steps: int
-    money: dict[str, Fraction] | None
-    cost_per_accepted_run: dict[str, Fraction | None] | None
-    requirements: dict[str, tuple[Fraction | None, ...]]
 
 
 def delta(r: ContractResult, base: ContractResult) -> Delta:

@@ -9,14 +9,15 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from contractlang.compare.attribution import (
-    RunAttribution,
     attribute,
     attribute_run,
+    headline_change,
+    ranked,
     what_it_takes,
 )
 from contractlang.compare.budgets import BudgetMeter
-from contractlang.compare.model import ComparedContract, Comparison, Outcome
-from contractlang.compare.rank import ranks
+from contractlang.compare.model import ComparedContract, Comparison, Outcome, RunAttribution
+from contractlang.compare.rank import delta, ranks
 from contractlang.diagnostics import NO_SPAN, did_you_mean, error
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.contract_run import ContractRun
@@ -29,6 +30,7 @@ from contractlang.lang.show import source_text
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.chosen import check_chosen
 from contractlang.pipeline.evaluation import TermsLike, TraceLike, load_inputs
+from contractlang.trace.digest import with_digest
 from contractlang.trace.load import DEFAULT_CLOCK_SKEW
 
 Progress = Callable[[str], None]
@@ -45,11 +47,13 @@ def compare(
     clock_skew: timedelta = DEFAULT_CLOCK_SKEW,
     quarantine: bool = False,
     progress: Progress | None = None,
+    digest: bool = False,
 ) -> Comparison:
     """Every contract of ``terms`` over one derivation of the facts of ``trace``, ranked by
     the budget ``ranking`` (default: the first budget), with deltas against ``baseline``
     (default: the first contract); with ``attribute_clauses``, each removable clause's effect
-    and what it takes to pass.
+    and what it takes to pass; with ``digest``, the trace's digest taken
+    (:mod:`~contractlang.trace.digest`, for the JSON document).
 
     Raises :class:`~contractlang.errors.ContractlangError` on bad terms, a bad trace, or a
     baseline or budget the terms do not define (exit code 2).
@@ -71,6 +75,9 @@ def compare(
         terms, trace, open_at=open_at, clock_skew=clock_skew, quarantine=quarantine,
         progress=step, check=checks,
     )  # fmt: skip
+    if digest:
+        step("taking the trace's digest")
+        tr = with_digest(tr)
     allocations, run_facts = facts.collect()
     check_against_trace(t, t.contracts, allocations)
     meter = BudgetMeter([(b, t.source_of(b)) for b in t.budgets])
@@ -86,21 +93,28 @@ def compare(
     evaluation = Evaluation(tuple(results), t.budgets, tr, (*t.warnings, *tr.warnings), t.sources)
     rank_by = ranking if ranking is not None else (t.budgets[0].name if t.budgets else None)
     order = ranks(results, rank_by)
+    base_name = baseline if baseline is not None else results[0].name
+    base_result = evaluation.contract(base_name)
     compared = []
     for s, r, rank in zip(staged, results, order, strict=True):
+        d = delta(r, base_result)
         if not attribute_clauses:
-            compared.append(ComparedContract(r, rank))
+            compared.append(ComparedContract(r, rank, d))
             continue
-        attribution = attribute(s, meter, step)
+        mine = Outcome.of(r, r.budgets)
+        attribution = tuple(
+            replace(a, headline_change=headline_change(a, mine, rank_by))
+            for a in attribute(s, meter, step)
+        )
         to_pass = None
         if rank_by is not None:
-            base = Outcome.of(r, r.budgets)
-            to_pass = what_it_takes(s, meter, rank_by, base, attribution, step)
-        compared.append(ComparedContract(r, rank, attribution, to_pass))
+            to_pass = what_it_takes(s, meter, rank_by, mine, attribution, step)
+        by_effect = tuple(ranked(attribution, mine, rank_by))
+        compared.append(ComparedContract(r, rank, d, attribution, to_pass, by_effect))
     return Comparison(
         evaluation,
         tuple(compared),
-        baseline if baseline is not None else results[0].name,
+        base_name,
         rank_by,
         attribute_clauses,
         headline_measure(t, rank_by),
@@ -152,10 +166,15 @@ def from_evaluation(
     meter = BudgetMeter([(b, None) for b in evaluation.budgets])
     rank_by = evaluation.budgets[0].name if evaluation.budgets else None
     order = ranks(list(evaluation.contracts), rank_by)
+    base_name = baseline or evaluation.contracts[0].name
+    base = evaluation.contract(base_name)
     return Comparison(
         evaluation,
-        tuple(ComparedContract(r, k) for r, k in zip(evaluation.contracts, order, strict=True)),
-        baseline or evaluation.contracts[0].name,
+        tuple(
+            ComparedContract(r, k, delta(r, base))
+            for r, k in zip(evaluation.contracts, order, strict=True)
+        ),
+        base_name,
         rank_by,
         False,
         None,

@@ -18,7 +18,7 @@ from contractlang.diagnostics import Diagnostic, Source
 from contractlang.errors import InternalError
 from contractlang.evaluate.ledger import build_ledger, runs_table
 from contractlang.evaluate.plan import AllocationPlan, CapCut
-from contractlang.evaluate.settings import Settings
+from contractlang.evaluate.settings import Settings, round_up
 from contractlang.lang import ast
 from contractlang.lang.numbers import scaled
 from contractlang.trace.model import Trace
@@ -138,6 +138,17 @@ class ContractResult:
     def money(self, minor: int) -> Decimal:
         """Minor units as an exact Decimal at the contract's precision."""
         return scaled(minor, self.settings.precision)
+
+    def run_allocations(self, run_id: str) -> pl.DataFrame:
+        """One run's allocations in attempt order, each with ``rounded_us``: what its
+        exclusions left, rounded up to whole billing increments before the minimum (step 4),
+        which `explain` shows between the runtime and the billable time."""
+        inc = self.settings.increment_us
+        return (
+            self.allocations.filter(pl.col("run_id") == run_id)
+            .sort("attempt", "alloc_id")
+            .with_columns(rounded_us=round_up(pl.col("remaining_us"), inc))
+        )
 
     def ledger(self) -> pl.DataFrame:
         """Every line of the bill (:func:`contractlang.evaluate.ledger.build_ledger`)."""

@@ -31,7 +31,7 @@ from contractlang.importers.localtime import (
     read_zone,
 )
 from contractlang.importers.result import Collector, ImportResult, Reject
-from contractlang.importers.sacct_fields import MAX_GPUS
+from contractlang.importers.sacct.fields import MAX_GPUS
 from contractlang.importers.text import (
     format_error,
     json_kind,

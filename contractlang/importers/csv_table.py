@@ -56,7 +56,7 @@ class Table:
     frame: pl.DataFrame
     path: Path
     #: which reader read it: ``quick`` or ``full`` (the fast reader's modes), ``exact``, or
-    #: ``parquet`` (:mod:`~contractlang.importers.parquet_table`)
+    #: ``parquet`` (:mod:`~contractlang.importers.focus.parquet_table`)
     mode: str
     #: the record texts the reader already holds (the exact reader holds them all)
     texts: dict[int, str] = field(default_factory=dict)

@@ -34,7 +34,7 @@ from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
 from contractlang.rehearse import checkpoints
 from contractlang.rehearse.clock import Clock
-from contractlang.rehearse.process import Closed, Exited, Item, Job, Line, Reaper, exit_words
+from contractlang.rehearse.process import Closed, Exited, Item, Job, Line, Reaper
 from contractlang.rehearse.protocol import (
     Checkpoint,
     Malformed,
@@ -46,7 +46,7 @@ from contractlang.rehearse.protocol import (
     parse_event,
     parse_line,
 )
-from contractlang.rehearse.record import AllocationRecord, EndReason, RecordedEvent
+from contractlang.rehearse.record import AllocationRecord, EndReason, RecordedEvent, exit_words
 from contractlang.rehearse.state import FILE, PendingCheckpoint, RunState, days, too_long
 
 POLL = 0.2  # seconds between looks at the clock while nothing is read

@@ -289,20 +289,6 @@ def _log_file(path: str) -> IO[bytes]:
         raise cannot_write(path, exc) from None
 
 
-def exit_words(code: int) -> str:
-    """How a process ended, in words.
-
-    >>> exit_words(3), exit_words(-11)
-    ('exited with status 3', 'was killed by SIGSEGV')
-    """
-    if code >= 0:
-        return f"exited with status {code}"
-    try:
-        return f"was killed by {signal.Signals(-code).name}"
-    except ValueError:
-        return f"was killed by signal {-code}"
-
-
 def survivors(pgid: int, wait: float = 0.0) -> list[int]:
     """The processes of group ``pgid`` still running (zombies waiting for a parent to reap
     them are not running), checked until none is left or ``wait`` seconds have passed."""

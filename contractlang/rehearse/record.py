@@ -1,17 +1,20 @@
 """What one rehearsal recorded: the job's and the scheduler's events, each allocation, each
 checkpoint with its verdict, each planned interrupt. Renderers and the trace writer read
-these. Recorded times are integer microseconds after the rehearsal's start (its first
-``started``), already scaled back when ``--time-scale`` compressed the waits.
+these, and the words for what they hold (how the job exited, where an interrupt was planned).
+Recorded times are integer microseconds after the rehearsal's start (its first ``started``),
+already scaled back when ``--time-scale`` compressed the waits.
 """
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
 from typing import Literal
 
 from contractlang.diagnostics import Diagnostic
+from contractlang.lang.numbers import round_fraction
 from contractlang.rehearse.plan import RehearsalPlan
 from contractlang.rehearse.settings import AllocationSpec
 
@@ -61,6 +64,11 @@ class AllocationRecord:
     first_step: int | None  # the first step it reported
     steps: int  # how many `step` reports it made
 
+    @property
+    def exited(self) -> str | None:
+        """How the job's first process ended, in words (:func:`exit_words`), when it did."""
+        return None if self.returncode is None else exit_words(self.returncode)
+
 
 @dataclass(frozen=True)
 class Interrupt:
@@ -71,6 +79,11 @@ class Interrupt:
     fraction: Fraction
     step: int | None
     alloc_id: str | None
+
+    @property
+    def percent(self) -> str:
+        """Where it was planned, as a share of the progress (:func:`percent`): ``33.33%``."""
+        return percent(self.fraction)
 
 
 @dataclass(frozen=True)
@@ -96,3 +109,26 @@ class Record:
     def recorded_us(self) -> int:
         """The recorded length: from the first start to the last end."""
         return self.allocations[-1].end_us if self.allocations else 0
+
+
+def exit_words(code: int) -> str:
+    """How a process ended, in words.
+
+    >>> exit_words(3), exit_words(-11)
+    ('exited with status 3', 'was killed by SIGSEGV')
+    """
+    if code >= 0:
+        return f"exited with status {code}"
+    try:
+        return f"was killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"was killed by signal {-code}"
+
+
+def percent(f: Fraction) -> str:
+    """A share of the progress as people write it.
+
+    >>> percent(Fraction(1, 3)), percent(Fraction(7, 10))
+    ('33.33%', '70%')
+    """
+    return f"{round_fraction(f * 100, 2).normalize():f}%"

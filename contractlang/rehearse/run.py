@@ -26,7 +26,7 @@ from contractlang.rehearse.results import Rehearsal, RehearsalReport
 from contractlang.rehearse.scheduler import run_rehearsal
 from contractlang.rehearse.settings import RehearsalSettings, cannot_write, setting_error
 from contractlang.rehearse.state import days, recorded_limit, too_long
-from contractlang.trace.validate import TraceInvalid
+from contractlang.trace.problems import TraceInvalid
 
 Progress = Callable[[str], None]
 HOUR_US = 3_600_000_000

@@ -14,17 +14,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from fractions import Fraction
 from pathlib import Path
 
 from contractlang.diagnostics import NO_SPAN, error
 from contractlang.errors import ContractlangError
-from contractlang.lang.numbers import round_fraction
 from contractlang.rehearse.allocation import AllocationRun
 from contractlang.rehearse.clock import Clock
 from contractlang.rehearse.plan import RehearsalPlan
 from contractlang.rehearse.process import Reaper, stop_on_signals
-from contractlang.rehearse.record import AllocationRecord, Interrupt, Record
+from contractlang.rehearse.record import AllocationRecord, Interrupt, Record, percent
 from contractlang.rehearse.settings import RehearsalSettings, cannot_write
 from contractlang.rehearse.state import FILE, RunState, days, recorded_limit, too_long
 
@@ -182,12 +180,3 @@ def _why(state: RunState, allocations: Sequence[AllocationRecord], k: int) -> tu
         "plan the interrupts within the steps the job runs (`--at`), or see why it ended in "
         "its output (`--workdir`)",
     )
-
-
-def percent(f: Fraction) -> str:
-    """A share of the progress as people write it.
-
-    >>> percent(Fraction(1, 3)), percent(Fraction(7, 10))
-    ('33.33%', '70%')
-    """
-    return f"{round_fraction(f * 100, 2).normalize():f}%"

@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from contractlang.availability import Availability
+from contractlang.importers.availability.read import Availability
 from contractlang.lang.numbers import MICROS_PER_HOUR, counted
 from contractlang.simulate.events import CODE, Columns, EventLog, epoch_us, trace_frame
 from contractlang.simulate.job import Job, Schedule

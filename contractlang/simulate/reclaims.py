@@ -5,11 +5,12 @@
   promised notice. So a kept notice is never short, and the number of decisions per run has
   mean λ × the time the run held capacity with no notice pending (λ × its time on capacity
   when there is no notice).
-- :class:`Replay`: a public availability trace (:mod:`contractlang.availability`) replayed
-  from a random offset per run, its end joined to its start. The job holds capacity whenever
-  the trace has at least ``nodes`` instances, is reclaimed when it drops below, and is
-  replaced when it rises again; a promised notice comes that long before the drop (or at the
-  allocation's start, when it has not lasted that long: a breach).
+- :class:`Replay`: a public availability trace
+  (:mod:`~contractlang.importers.availability.read`) replayed from a random offset per run,
+  its end joined to its start. The job holds capacity whenever the trace has at least
+  ``nodes`` instances, is reclaimed when it drops below, and is replaced when it rises again;
+  a promised notice comes that long before the drop (or at the allocation's start, when it
+  has not lasted that long: a breach).
 
 Times are integer microseconds.
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from contractlang.availability import Availability
+from contractlang.importers.availability.read import Availability
 from contractlang.lang.numbers import MICROS_PER_HOUR
 from contractlang.simulate.streams import Streams
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import polars as pl
 
-from contractlang.availability import Availability
 from contractlang.diagnostics import Diagnostic, Source, Span
 from contractlang.evaluate.results import ContractResult, Evaluation, RequirementResult
+from contractlang.importers.availability.read import Availability
 from contractlang.lang import ast
 from contractlang.lang.vocabulary import COMPARE
 from contractlang.simulate.provider import Promises

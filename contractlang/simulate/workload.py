@@ -37,10 +37,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from contractlang.availability import CUT_HELP, Availability, read_availability
 from contractlang.codes import LAST_LINE_OPEN
 from contractlang.diagnostics import Diagnostic, Severity, Source, Span, did_you_mean, warning
 from contractlang.errors import ContractlangError
+from contractlang.importers.availability.read import CUT_HELP, Availability, read_availability
 from contractlang.lang.numbers import MICROS_PER_HOUR, MICROS_PER_SECOND, duration_human
 from contractlang.lang.vocabulary import ENUMS
 from contractlang.tomlfile import Codes, KeySpans, read_text, validate

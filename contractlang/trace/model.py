@@ -75,8 +75,8 @@ class Trace:
     index: TraceIndex | None = None
     #: the runs set aside because they break a rule (``--on-invalid quarantine``), if any
     quarantine: Quarantine | None = None
-    #: the trace's digest (:mod:`~contractlang.trace.digest`), when taken before its events
-    #: were let go
+    #: the trace's digest (:mod:`~contractlang.trace.digest`), when taken: for a JSON document
+    #: (which reads it here), before the events are let go
     digest: str | None = None
     #: whether ``events`` were let go once the facts were derived (it holds none of them)
     let_go: bool = False

@@ -3,7 +3,8 @@
 A check returns a *problem frame* (:data:`PROBLEM_SCHEMA`): one row per problem with the trace
 row it is about, the code and the message. Only the first ``max_problems`` (by row) become
 :class:`~contractlang.diagnostics.Diagnostic` objects, so a trace with millions of bad rows costs
-one frame, not millions of Python objects; the rest are counted.
+one frame, not millions of Python objects; the rest are counted (:class:`TraceInvalid` carries
+the counts of an invalid trace).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Severity, Span, did_you_mean
+from contractlang.errors import ContractlangError
 from contractlang.trace.schema import CAPACITIES, EVENTS, SOURCES
 
 #: Columns of a problem frame. ``suggest`` names a vocabulary (``event``, ``source``,
@@ -240,3 +242,26 @@ def decimal_text(expr: pl.Expr) -> pl.Expr:
         .then(text.str.replace(r"0+$", "").str.strip_chars_end("."))
         .otherwise(text)
     )
+
+
+class TraceInvalid(ContractlangError):
+    """An invalid trace: the diagnostics shown, and counts for a one-line total.
+
+    ``rows`` is the number of rows read, ``errors`` the number of problems found (shown or
+    not), ``error_rows`` the number of rows with at least one, ``warnings`` the number of
+    warnings."""
+
+    def __init__(
+        self,
+        diagnostics: list[Diagnostic],
+        *,
+        rows: int,
+        errors: int,
+        error_rows: int,
+        warnings: int,
+    ) -> None:
+        super().__init__(diagnostics)
+        self.rows = rows
+        self.errors = errors
+        self.error_rows = error_rows
+        self.warnings = warnings

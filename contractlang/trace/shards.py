@@ -311,7 +311,7 @@ def merge_shards(
     clock_skew: timedelta,
 ) -> Merged:
     """Judge the shards together (no two sharing an allocation: :func:`spanning`): raise
-    :class:`~contractlang.trace.validate.TraceInvalid` with the problems a load of the whole
+    :class:`~contractlang.trace.problems.TraceInvalid` with the problems a load of the whole
     trace would report, or return its warnings and summary."""
     sources = plan.sources
     warnings, count = verdict(

@@ -1,4 +1,4 @@
-"""The rules a trace must follow (design §3, issue 3), each a vectorised check over the events.
+"""The rules a trace must follow (design §3), each a vectorised check over the events.
 
 Every rule reports the row it is about and the rule broken (codes T001–T019, warning W101);
 see ``docs/trace.md`` for the full list with messages.
@@ -31,12 +31,12 @@ from typing import cast
 import polars as pl
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Severity
-from contractlang.errors import ContractlangError
 from contractlang.lang.numbers import counted, plain, scaled
 from contractlang.trace import checkpoints
 from contractlang.trace import problems as pb
 from contractlang.trace.allocation_rules import INDEX_COLUMNS, Findings, allocation_rules
 from contractlang.trace.model import BAD, Normalised, Quarantine, Trace, TraceIndex, bad_flag
+from contractlang.trace.problems import TraceInvalid
 from contractlang.trace.quarantine import nothing_aside, set_aside
 from contractlang.trace.row_rules import (
     ENGINE,
@@ -54,29 +54,6 @@ from contractlang.trace.schema import (
     NotUsed,
     TraceSummary,
 )
-
-
-class TraceInvalid(ContractlangError):
-    """An invalid trace: the diagnostics shown, and counts for a one-line total.
-
-    ``rows`` is the number of rows read, ``errors`` the number of problems found (shown or
-    not), ``error_rows`` the number of rows with at least one, ``warnings`` the number of
-    warnings."""
-
-    def __init__(
-        self,
-        diagnostics: list[Diagnostic],
-        *,
-        rows: int,
-        errors: int,
-        error_rows: int,
-        warnings: int,
-    ) -> None:
-        super().__init__(diagnostics)
-        self.rows = rows
-        self.errors = errors
-        self.error_rows = error_rows
-        self.warnings = warnings
 
 
 def validate(

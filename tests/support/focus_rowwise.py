@@ -34,10 +34,9 @@ from typing import Any
 import polars as pl
 
 from contractlang.diagnostics import did_you_mean
-from contractlang.importers import focus_values as fv
 from contractlang.importers.csv_table import records
-from contractlang.importers.focus import _header_index
-from contractlang.importers.focus_columns import (
+from contractlang.importers.focus import values as fv
+from contractlang.importers.focus.columns import (
     DECIMAL_KEPT,
     ENUM_KEPT,
     EVENTS,
@@ -50,7 +49,8 @@ from contractlang.importers.focus_columns import (
     UNATTRIBUTED,
     RunKey,
 )
-from contractlang.importers.focus_rows import MESSAGES, missing_tag
+from contractlang.importers.focus.rows import MESSAGES, missing_tag
+from contractlang.importers.focus.table import _header_index
 from contractlang.importers.frame import MONEY, SOURCE_ROW, Events, validated
 from contractlang.importers.localtime import parse_timestamp
 from contractlang.importers.result import Collector, ImportResult, Reject, last_line_detail

@@ -18,6 +18,7 @@ Times are UTC wall-clock text (``YYYY-MM-DD HH:MM[:SS[.ffffff]]``). Money helper
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ import polars as pl
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import terms_from_text
+from contractlang.render.evaluate.json import render_json
+from contractlang.trace.digest import with_digest
 from support.events import (
     Event,
     accepted,
@@ -69,6 +72,12 @@ def evaluate_text(
     """Check ``spot`` and evaluate it against the events."""
     frame = events if isinstance(events, pl.DataFrame) else trace_frame(events)
     return evaluate(terms_from_text(spot, filename), frame)
+
+
+def json_document(result: Evaluation) -> str:
+    """``result``'s `contractlang.evaluate/1` document, the trace's digest taken first (as
+    `evaluate --format json` takes it: the renderer only reads it)."""
+    return render_json(replace(result, trace=with_digest(result.trace)))
 
 
 def contract_result(spot: str, events: Sequence[Event] | pl.DataFrame) -> ContractResult:

@@ -1,4 +1,4 @@
-"""Workload files for the `simulate` tests: the issue's example, and small variations.
+"""Workload files for the `simulate` tests: the example workload, and small variations.
 
     text = workload(runs=200, rate_per_hour=0.5)          # the example with keys replaced
     path = write_workload(tmp_path, runs=50)              # written as tmp_path/w.toml
@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-#: The workload of issue 12, as written there.
+#: The example workload of ``docs/simulate.md`` ("The workload"), less the optional keys it
+#: sets to their defaults.
 EXAMPLE: dict[str, dict[str, Any]] = {
     "": {
         "runs": 2000,

@@ -15,7 +15,7 @@ from contractlang.compare.model import Comparison, Outcome
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import ContractResult
 from contractlang.lang.numbers import MICROS_PER_HOUR
-from contractlang.render.compare_words import multiplier_text
+from contractlang.render.compare.words import multiplier_text
 from contractlang.render.report import charts
 from contractlang.render.report.charts import Chart
 

@@ -13,13 +13,18 @@ from fractions import Fraction
 
 import polars as pl
 
-from contractlang.compare.attribution import headline_change, ranked
 from contractlang.compare.model import ComparedContract, Comparison, Outcome
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import ContractResult, DisplayUnit, RequirementResult
 from contractlang.lang.numbers import micros
-from contractlang.render.compare_terminal import comparison_figures
-from contractlang.render.compare_words import (
+from contractlang.render.common.numbers import (
+    counted,
+    duration_human,
+    gpu_hours_human,
+    measure_human,
+)
+from contractlang.render.compare.terminal import comparison_figures
+from contractlang.render.compare.words import (
     PRICE_NOTE,
     minor_cash,
     multiplier_text,
@@ -28,8 +33,7 @@ from contractlang.render.compare_words import (
     to_pass_chunks,
     verdict_chunks,
 )
-from contractlang.render.explain import explain_run
-from contractlang.render.numbers import counted, duration_human, gpu_hours_human, measure_human
+from contractlang.render.explain.terminal import explain_run
 from contractlang.version import __version__
 
 Escape = Callable[[str], str]
@@ -239,7 +243,7 @@ def _notes(cc: ComparedContract, cmp: Comparison, t: Escape) -> DraftNotes:
     base = Outcome.of(r, r.budgets)
     rows = []
     idle = []
-    for a in ranked(cc.attribution, base, cmp.ranking):
+    for a in cc.ranked_attribution:
         if a.without is None:
             rows.append(
                 [
@@ -254,7 +258,7 @@ def _notes(cc: ComparedContract, cmp: Comparison, t: Escape) -> DraftNotes:
             continue
         w = a.without
         change = base.net_minor - w.net_minor
-        moved = headline_change(a, base, cmp.ranking)
+        moved = a.headline_change
         head = ranking_req(r, cmp.ranking)
         if change == 0 and not moved:
             idle.append(t(a.clause.label))

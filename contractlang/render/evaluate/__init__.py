@@ -1,0 +1,1 @@
+"""An evaluation: the terminal summary and the `contractlang.evaluate/1` JSON document."""

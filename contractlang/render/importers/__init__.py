@@ -1,0 +1,1 @@
+"""The mapping report of `contractlang import`."""
