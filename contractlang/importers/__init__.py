@@ -1,5 +1,5 @@
 """Importers: users' data — scheduler exports, billing exports, job attempt lists — as traces
-in the schema of design §3 (``docs/import.md``).
+in the schema of ``docs/trace.md`` (``docs/import.md``).
 
 Each adapter reads one format, maps every row it can to trace events, rejects the rest with a
 code and a reason (never a silent drop), validates its own output with the trace rules, and

@@ -1,4 +1,5 @@
-"""The events an adapter makes, as a trace frame (design §3), validated by the trace rules.
+"""The events an adapter makes, as a trace frame (docs/trace.md, "The schema"), validated by
+the trace rules.
 
 Every adapter builds its events with :class:`Events` and hands them to :func:`validated`, which
 loads them with :func:`~contractlang.trace.load_trace` — the same rules as any trace file. A

@@ -117,7 +117,7 @@ class ImportReport:
 
 @dataclass(frozen=True)
 class ImportResult:
-    """An import: the events (the trace of design §3, with the adapter's extra columns), the
+    """An import: the events (a trace, docs/trace.md, with the adapter's extra columns), the
     same events loaded and validated as a :class:`Trace`, and the mapping report.
     ``open_at`` is the time that closes allocations still running (``--open-at``), if any;
     later commands need it too."""

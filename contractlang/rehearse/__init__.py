@@ -5,7 +5,7 @@ bill what happened under each draft (docs/rehearse.md).
     argv, shown = mock_command()
     report = rehearse(["rulesets/aws-ec2-spot-linux.spot"], RehearsalSettings(argv, shown))
     report.rehearsals[0].record.allocations    # what happened
-    report.rehearsals[0].trace                 # as a trace (design §3)
+    report.rehearsals[0].trace                 # as a trace (docs/trace.md)
     report.drafts()[0][0].totals.net_minor     # what it costs
 """
 

@@ -1,4 +1,4 @@
-"""A rehearsal's record as a trace in the schema of design §3: one ``run_id``, the scheduler's
+"""A rehearsal's record as a trace in the schema of docs/trace.md: one ``run_id``, the scheduler's
 and the job's events, no invoice lines. ``started`` rows carry the allocation's ``gpus``,
 ``sku``, ``zone``, ``capacity`` and ``price``; times are UTC microseconds from the rehearsal's
 real start, with scaled waits recorded at their full length.

@@ -23,7 +23,7 @@ EndReason = Literal["released", "reclaimed", "failed"]
 
 @dataclass(frozen=True)
 class RecordedEvent:
-    """One row of the rehearsal's trace (design §3), with its recorded time."""
+    """One row of the rehearsal's trace (docs/trace.md, "The schema"), with its recorded time."""
 
     at_us: int
     source: Literal["scheduler", "job"]

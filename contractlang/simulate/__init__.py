@@ -1,9 +1,9 @@
-"""``contractlang simulate``: the failure budget before any trace exists (design §8).
+"""``contractlang simulate``: the failure budget before any trace exists.
 
 A workload file (TOML) describes the job, the reclaim process and the replacement waits; the
 simulated provider keeps each contract's promises; the simulated trace, in the schema of
-design §3, is evaluated like any other, and a bootstrap over runs gives the Monte Carlo error
-of every figure. See ``docs/simulate.md``::
+``docs/trace.md``, is evaluated like any other, and a bootstrap over runs gives the Monte Carlo
+error of every figure. See ``docs/simulate.md``::
 
     from contractlang.simulate import simulate
     sim = simulate(["terms.spot"], "workload.toml")

@@ -1,4 +1,4 @@
-"""Simulated events as numpy arrays, then as a trace frame in the schema of design §3.
+"""Simulated events as numpy arrays, then as a trace frame (docs/trace.md, "The schema").
 
 The generator appends arrays of events (:class:`EventLog`); :func:`trace_frame` sorts them by
 run, time, allocation and kind, and builds the columns: ``run_id`` (``run-000001``…),

@@ -1,4 +1,4 @@
-"""The facts of every allocation and run (design §4), as one lazy polars plan.
+"""The facts of every allocation and run (docs/trace.md, "Facts"), as one lazy polars plan.
 
 :func:`derive_facts` returns two lazy frames with the columns of
 :data:`contractlang.lang.frames.ALLOCATION_SCHEMA` (then ``trace.<column>`` extras) and
@@ -7,7 +7,7 @@ them together (:meth:`Facts.collect`, with the in-memory engine: the allocations
 the runs from them), or extend the allocations plan with a contract's columns first.
 
 Every join is by allocation or by run (``run_key``), so facts are a function of each run's
-events only (design §10): the same plan over a shard of runs gives those runs' facts.
+events only (docs/scale.md): the same plan over a shard of runs gives those runs' facts.
 
 How each fact is computed (``docs/trace.md`` has the definitions):
 

@@ -107,8 +107,9 @@ class Trace:
         return self.files.locate(row)
 
     def as_frame(self) -> pl.DataFrame:
-        """The events as a trace in the design's schema, in file order: the loader's own
-        columns (``row``, ``run_key``) left out, the enum columns as text."""
+        """The events as a trace in its documented schema (docs/trace.md, "The schema"), in
+        file order: the loader's own columns (``row``, ``run_key``) left out, the enum columns
+        as text."""
         own = {"row", "run_key"}
         events = self.events
         return events.select(

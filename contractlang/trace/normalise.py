@@ -1,5 +1,5 @@
 """Normalising a trace: check its columns, convert every value's type in one pass over the
-data, and flag the values that cannot be converted (docs/trace.md, "Normalisation").
+data, and flag the values that cannot be converted (docs/trace.md, "How values are read").
 
 Whole-file problems (a missing required column, a column of the wrong type, a reserved name)
 raise :class:`~contractlang.errors.ContractlangError`; problems with single values come back

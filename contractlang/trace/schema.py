@@ -162,8 +162,8 @@ EVENT_DTYPES: dict[str, pl.DataType] = {
 
 
 class TraceEvent(BaseModel):
-    """One row of a trace (design §3). Columns not listed here are kept as extras and can be
-    read by terms as ``trace.<column>``."""
+    """One row of a trace (docs/trace.md, "The schema"). Columns not listed here are kept as
+    extras and can be read by terms as ``trace.<column>``."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 

@@ -1,5 +1,5 @@
-"""Reading a trace one shard of its runs at a time (design §10), with the same diagnostics,
-summary and runs set aside as reading it whole.
+"""Reading a trace one shard of its runs at a time (docs/scale.md, "How a sharded evaluation
+runs"), with the same diagnostics, summary and runs set aside as reading it whole.
 
 A run's shard is :func:`shard_of` its ``run_id``: CRC-32 of its UTF-8 bytes modulo the number
 of shards, a hash that every zlib computes alike on every machine and library version (unlike

@@ -1,7 +1,7 @@
-"""The rules a trace must follow (design §3), each a vectorised check over the events.
+"""The rules a trace must follow, each a vectorised check over the events.
 
 Every rule reports the row it is about and the rule broken (codes T001–T019, warning W101);
-see ``docs/trace.md`` for the full list with messages.
+see docs/trace.md, "Rules", for the full list with messages.
 
 A bad value (found while normalising) is reported once, and a row is left out only of the rules
 that read the bad value, so one mistake does not cause a cascade of others while every other row

@@ -26,9 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-#: What each terminal state means for the allocation it ended (design §2): the provider took
-#: it back (``reclaimed``), a fault ended it (``failed``), or the job or its owner did
-#: (``released``).
+#: What each terminal state means for the allocation it ended: the provider took it back
+#: (``reclaimed``), a fault ended it (``failed``), or the job or its owner did (``released``)
+#: (docs/import.md, "`import sacct`").
 END_REASONS: dict[str, str] = {
     "PREEMPTED": "reclaimed",
     "NODE_FAIL": "failed",
