@@ -1,6 +1,6 @@
 """``contractlang compare``: drafts side by side over one derivation of the facts, ranked by a
 budget's headline, with deltas against a baseline; with attribution, every removable clause's
-effect and what it would take for each draft to pass (design §7–§8, ``docs/compare.md``)::
+effect and what it would take for each draft to pass (``docs/compare.md``)::
 
     from contractlang.compare import compare
     drafts = sorted(Path("rulesets").glob("*.spot"))

@@ -1,5 +1,6 @@
-"""Clause attribution: each removable clause of a contract taken out in turn (design §8), and
-what it would take for the draft to meet the ranking budget.
+"""Clause attribution: each removable clause of a contract taken out in turn, and what it
+would take for the draft to meet the ranking budget (docs/compare.md, "Clause attribution",
+"What it takes to pass").
 
 Each variant restarts at the stage its clause acts in
 (:func:`~contractlang.compare.variants.without`) and measures only the requirements the terms

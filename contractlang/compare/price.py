@@ -1,5 +1,6 @@
 """The price to pass: the multipliers m in [0, 10] on the price of every `rate` clause at which
-a draft meets its budget (design §8; money constants inside credits and caps unchanged).
+a draft meets its budget, money constants inside credits and caps unchanged (docs/compare.md,
+"What it takes to pass").
 
 Pass or fail need not be monotone in m — a fixed-amount credit or cap weighs less as prices
 rise — so the verdict is first checked on a grid (m = 0, 0.5, …, 10: 20 steps; m = 1 is the

@@ -1,6 +1,7 @@
-"""A contract's bill at many price multipliers, exactly, for `compare`'s price to pass (design
-§8): the allocations no credit can reach are priced for every multiplier in one pass of exact
-integers, and only the others are evaluated again from the charge.
+"""A contract's bill at many price multipliers, exactly, for `compare`'s price to pass
+(docs/compare.md, "What it takes to pass"): the allocations no credit can reach are priced for
+every multiplier in one pass of exact integers, and only the others are evaluated again from
+the charge.
 
 At multiplier m every rate's price is m times as written; credits' and caps' own money is
 unchanged. Whether a credit applies can change with m only through the parts of its ``when``
@@ -86,7 +87,7 @@ from contractlang.lang.facts import FACTS, Stage
 if TYPE_CHECKING:
     from polars._typing import PolarsIntegerType
 
-#: The facts a price multiplier moves (design §6's charge stage).
+#: The facts a price multiplier moves (the charge stage: docs/language.md, "Facts").
 CHARGE_FACTS = frozenset(n for n, f in FACTS.items() if f.stage == Stage.CHARGE)
 #: The run sums a price multiplier moves; the others are the staged evaluation's.
 MOVED = ("gross_minor", "credit_lines_minor", "alloc_cap_minor", "pool_minor")

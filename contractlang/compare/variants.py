@@ -1,5 +1,5 @@
 """A contract evaluated again from one stage on — without one of its clauses, or with the price
-of every rate multiplied — for `compare`'s attribution and price to pass (design §8).
+of every rate multiplied — for `compare`'s attribution and price to pass (docs/compare.md).
 
 The facts are never derived again: each variant changes the contract's
 :class:`~contractlang.evaluate.contract_run.ContractRun` (or what a stage reads) and runs the

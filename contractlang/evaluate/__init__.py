@@ -1,4 +1,5 @@
-"""The evaluation pass: contracts applied to derived facts (design §6), one module per step.
+"""The evaluation pass: contracts applied to derived facts, one module per step
+(docs/evaluate.md, "Order of evaluation").
 
 - :mod:`~contractlang.evaluate.settings`: a contract's currency, rounding, billing, promises
 - :mod:`~contractlang.evaluate.contract_run`: one contract as every stage reads it, made once

@@ -1,4 +1,5 @@
-"""One contract applied to every allocation: steps (2)–(6) of design §6.
+"""One contract applied to every allocation: steps (2)–(6) of the order of evaluation
+(docs/evaluate.md, "Order of evaluation").
 
 (2) whole-allocation exclusions, (3) duration exclusions, (4) increment and minimum,
 (5) first matching rate → ``charge`` (and ``replayed_cost``), (6) credits; the allocation caps

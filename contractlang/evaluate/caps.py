@@ -1,4 +1,5 @@
-"""Caps on pools of credits, at every level: allocation → run → month → contract (design §6).
+"""Caps on pools of credits, at every level: allocation → run → month → contract
+(docs/evaluate.md, "Caps").
 
 An allocation's pool is its credit lines; each allocation cap cuts what the one before left.
 A run's pool is its allocations' credits after allocation caps; each run cap cuts it to its

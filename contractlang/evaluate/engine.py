@@ -1,9 +1,9 @@
 """Evaluate contracts over derived facts: per contract the ledger's columns, per-run figures,
 caps, totals, promise breaches and budget verdicts.
 
-Facts are derived once per trace and shared by every contract (design §10). Per contract,
-every stage of :data:`~contractlang.evaluate.stages.STAGES` in the order of design §6, then
-budgets (:mod:`~contractlang.evaluate.budget`). Example::
+Facts are derived once per trace and shared by every contract. Per contract, every stage of
+:data:`~contractlang.evaluate.stages.STAGES`, then budgets (:mod:`~contractlang.evaluate.budget`),
+in the order of docs/evaluate.md, "Order of evaluation". Example::
 
     >>> from contractlang import generate_trace, load_trace, derive_facts, terms_from_text
     >>> terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')

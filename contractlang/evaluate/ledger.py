@@ -1,4 +1,5 @@
-"""The line-item ledger and the per-run table of one evaluated contract (design §6–§7).
+"""The line-item ledger and the per-run table of one evaluated contract (docs/evaluate.md,
+"Outputs").
 
 The ledger has four kinds of line: ``charge`` (positive), ``exclusion`` (quantity = GPU-hours
 not charged, amount 0), ``credit`` (negative) and ``cap`` (positive: it gives back part of a

@@ -1,7 +1,7 @@
 """A contract's settings, read once from its clauses: currency, rounding, billing, promises.
 
-Defaults follow design §5–§6: increment 1 second, no minimum, two decimal places rounded half
-away from zero, billing day and month boundaries at midnight UTC.
+Defaults (docs/language.md, "Contracts"): increment 1 second, no minimum, two decimal places
+rounded half away from zero, billing day and month boundaries at midnight UTC.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def read_settings(contract: ast.Contract) -> Settings:
 
 def round_up(us: T, increment_us: int) -> T:
     """``us`` rounded up to a whole number of increments (an ``int``, or a polars expression
-    of integers): the billing increment of design §6, step 4.
+    of integers): the billing increment of step 4 (docs/evaluate.md, "Order of evaluation").
 
     >>> round_up(61_000_000, 60_000_000), round_up(0, 60_000_000)
     (120000000, 0)
@@ -113,7 +113,7 @@ def round_up(us: T, increment_us: int) -> T:
 
 
 def floor_minor(amount: Fraction, minor: int) -> int:
-    """A cap limit in minor units, rounded down (design §6).
+    """A cap limit in minor units, rounded down (docs/evaluate.md, "Caps").
 
     >>> floor_minor(Fraction("100.019"), 100)
     10001

@@ -1,5 +1,5 @@
-"""One contract's evaluation, written once as data: :data:`STAGES`, in the order of design §6,
-each a function from one :class:`Staged` to the next.
+"""One contract's evaluation, written once as data: :data:`STAGES`, in the order of evaluation
+(docs/evaluate.md, "Order of evaluation"), each a function from one :class:`Staged` to the next.
 
     promise_breaches  how often the allocations breached each promise (from the facts)
     exclusions        (2) whole-allocation and (3) duration exclusions, on the facts
@@ -223,7 +223,7 @@ def totals(st: Staged) -> Staged:
     return replace(st, totals=runs.totals(settled, st.allocation_count))
 
 
-#: Every stage, in order (design §6).
+#: Every stage, in order (docs/evaluate.md, "Order of evaluation").
 STAGES: tuple[Stage, ...] = (
     promise_breaches,
     exclusions,

@@ -171,7 +171,8 @@ class Bool(Node):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class NoneLit(Node):
-    """``none``: the missing value. Logic with it is three-valued (design §4)."""
+    """``none``: the missing value. Logic with it is three-valued (docs/language.md, "none and
+    three-valued logic")."""
 
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 

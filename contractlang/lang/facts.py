@@ -3,9 +3,9 @@
 This is the contract between the trace half (which derives the facts as polars columns), the
 checker (which resolves names and enforces stages) and the compiler (which reads columns).
 
-Stages follow the evaluation order of design §6; a clause may read only facts of earlier
-stages: rates and exclusions read trace facts, credits may also read ``billable_time``,
-``charge`` and ``replayed_cost``, budgets read per-run facts.
+Stages follow the order of evaluation; a clause may read only facts of earlier stages: rates
+and exclusions read trace facts, credits may also read ``billable_time``, ``charge`` and
+``replayed_cost``, budgets read per-run facts (docs/language.md, "Facts").
 
 The facts frames' polars types are in :mod:`contractlang.lang.frames`; this catalog imports no
 polars, so checking a terms file never loads it.

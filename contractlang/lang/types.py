@@ -1,8 +1,9 @@
 """Types and units of the language: a dimension algebra over currency, GPU and time.
 
-A quantity's unit is a vector of exponents over three dimensions (design §5). Multiplication
-and division add and subtract exponents; addition, subtraction and comparison need equal
-vectors; a quantity divided by one of the same dimension is a plain number.
+A quantity's unit is a vector of exponents over three dimensions. Multiplication and division
+add and subtract exponents; addition, subtraction and comparison need equal vectors; a quantity
+divided by one of the same dimension is a plain number (docs/language.md, "Units and the
+dimension algebra").
 
 Each unit word also carries an exact factor to the base unit (second, GPU, one unit of the
 currency), used by the compiler to keep arithmetic exact::

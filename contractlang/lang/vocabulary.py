@@ -62,7 +62,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
 }
 
 CapLevel = Literal["allocation", "run", "month", "contract"]
-#: Cap levels, in the order caps apply (design §6).
+#: Cap levels, in the order caps apply (docs/evaluate.md, "Caps").
 CAP_LEVELS: tuple[CapLevel, ...] = ("allocation", "run", "month", "contract")
 
 RoundingMode = Literal["half_up", "half_even"]

@@ -1,5 +1,5 @@
 """Evaluating a trace one shard of its runs at a time, for traces larger than memory
-(design §10, ``docs/scale.md``): the same results, to the byte, as evaluating it whole.
+(``docs/scale.md``): the same results, to the byte, as evaluating it whole.
 
     read the files' schemas and run ids (:func:`~contractlang.trace.shards.read_files`)
     → deal the runs into shards by a stable hash of ``run_id``
