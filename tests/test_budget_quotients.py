@@ -25,7 +25,8 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 
 def reference(func: str, values: list[Fraction]) -> Fraction | None:
-    """The aggregate by its definition, in Fractions (design §5: linear interpolation)."""
+    """The aggregate by its definition, in Fractions (docs/evaluate.md, "Budgets": linear
+    interpolation)."""
     if not values:
         return None
     if func == "sum":

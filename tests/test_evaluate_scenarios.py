@@ -1,6 +1,6 @@
 """Evaluation scenarios: small `.spot` texts applied to hand-built traces.
 
-Every expected number is computed by hand from design §4–§6 and docs/evaluate.md, with the
+Every expected number is computed by hand from docs/trace.md and docs/evaluate.md, with the
 arithmetic in a comment beside it. Conventions in the comments:
 
 - a rate ``R USD per gpu_hour`` on ``g`` GPUs for ``t`` billable seconds charges
@@ -1894,7 +1894,7 @@ def test_cli_ledger_and_runs_files_read_back_equal(
 # =========================================================================== explain, golden
 
 NORTHWIND = """\
-# Northwind Cloud, spot H100, third draft (design §5, with a tighter run cap).
+# Northwind Cloud, spot H100, third draft (docs/language.md's example, with a tighter run cap).
 contract "northwind-spot-v3" {
   currency USD
 

@@ -67,8 +67,8 @@ def _assert_same(a: Staged, b: Staged) -> None:
 
 
 def test_the_stages_are_the_steps_in_order() -> None:
-    # design §6: exclusions (2, 3), billable time (4), charge (5), credits (6), caps (7a),
-    # then the run sums and the caps above them (7b–d)
+    # docs/evaluate.md, "Order of evaluation": exclusions (2, 3), billable time (4), charge
+    # (5), credits (6), caps (7a), then the run sums and the caps above them (7b–d)
     order = [STAGES.index(s) for s in (exclusions, billable_time, charge, credit_lines)]
     order += [STAGES.index(s) for s in (credit_pools, allocation_caps, amounts, run_sums)]
     order += [STAGES.index(s) for s in (settle_month, fit_sums, caps_above)]

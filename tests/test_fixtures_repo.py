@@ -118,7 +118,7 @@ def test_the_ledger_sums_to_the_net_and_the_inputs_are_named_by_content(folder: 
     # the trace: the documented digest of the CSV, parsed here with the csv module alone
     assert fixture.trace is not None
     assert doc["trace"]["digest"] == oracle.digest(_csv_rows(fixture.trace))
-    # the ledger's amounts add up to the net (design §6), per contract
+    # the ledger's amounts add up to the net (docs/evaluate.md, "Outputs"), per contract
     assert fixture.ledger is not None
     with fixture.ledger.open(newline="", encoding="utf-8") as f:
         amounts = [Decimal(row["amount"]) for row in csv.DictReader(f)]

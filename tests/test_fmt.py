@@ -20,7 +20,8 @@ from contractlang.syntax.parser import Parsed
 
 ROOT = Path(__file__).resolve().parents[1]
 RULESETS = sorted((ROOT / "rulesets").glob("*.spot"))
-#: The example of design §5, verbatim (tests/test_check.py checks the copy against design.md).
+#: The example file of docs/language.md ("An example"), verbatim (tests/test_check.py checks
+#: the copy against the page).
 DESIGN_EXAMPLE = ROOT / "tests" / "data" / "design_example.spot"
 
 

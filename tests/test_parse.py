@@ -46,7 +46,8 @@ from contractlang.syntax.grammar import parser as _parser
 from contractlang.syntax.lower import MAX_NESTING
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The example of design §5, verbatim (tests/test_check.py checks the copy against design.md).
+#: The example file of docs/language.md ("An example"), verbatim (tests/test_check.py checks
+#: the copy against the page).
 DESIGN_EXAMPLE = ROOT / "tests" / "data" / "design_example.spot"
 
 

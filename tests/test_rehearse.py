@@ -1,6 +1,7 @@
 """`rehearse` end to end on the bundled mock: two interrupts with a short notice, the second
 during a slow checkpoint save. Every expectation is computed here, independently of the
-engine: from the trace's raw rows, from the mock's own log, and by the design's arithmetic.
+engine: from the trace's raw rows, from the mock's own log, and by the arithmetic docs/trace.md
+and docs/evaluate.md define.
 
 The mock runs 60 steps (3 epochs of 20, a checkpoint after each), 40 ms a step at least; the
 interrupts come at 1/3 and 2/3 of the progress (steps 20 and 40, each just before its
@@ -186,7 +187,8 @@ def last_valid(trace: pl.DataFrame, at: int) -> tuple[int, int] | None:
 
 
 def replayed_us(trace: pl.DataFrame, a: Alloc) -> int:
-    """Design §4: end − max(start, time of the last valid checkpoint at or before the end)."""
+    """``replayed_time`` (docs/trace.md, "Per allocation"): end − max(start, time of the last
+    valid checkpoint at or before the end)."""
     ckpt = last_valid(trace, a.end)
     return a.end - max(a.start, ckpt[0] if ckpt else a.start)
 
@@ -205,7 +207,7 @@ def recomputed_by_mock(log: list[dict[str, Any]]) -> dict[str, int]:
 
 def cents(x: Fraction) -> Decimal:
     """A non-negative amount rounded half up to the cent, exactly, as the ledger rounds each
-    line (design §6)."""
+    line (docs/evaluate.md, "Order of evaluation")."""
     return Decimal(math.floor(x * 100 + Fraction(1, 2))) / 100
 
 

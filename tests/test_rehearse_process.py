@@ -432,7 +432,7 @@ def test_without_a_promised_notice_the_reclaim_comes_at_once(tmp_path: Path) -> 
     (r,) = report.rehearsals
     assert r.trace.filter(pl.col("event") == "notice").is_empty()
     facts = r.contracts[0].allocations.row(0, named=True)
-    assert facts["notice_lead"].total_seconds() == 0  # reclaimed without notice: 0 s (§4)
+    assert facts["notice_lead"].total_seconds() == 0  # reclaimed, no notice: 0 s (docs/trace.md)
     assert facts["end_step"] == 5  # the report of step 5 (50% of 10) reclaimed it
     assert [p for p in pids if running(p)] == []
 

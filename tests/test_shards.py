@@ -30,7 +30,8 @@ from tests.support.events import (
 )
 
 #: Two contracts whose month and contract caps bite on a few dozen generated runs, so the
-#: global step's largest-remainder shares are exercised, and the design's budget.
+#: global step's largest-remainder shares are exercised, and three requirements of the budget
+#: of docs/language.md's example.
 TERMS = """\
 contract "monthly" {
   currency USD

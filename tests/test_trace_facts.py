@@ -1,4 +1,5 @@
-"""Facts of hand-built traces, every expected value computed by hand from design §4.
+"""Facts of hand-built traces, every expected value computed by hand from the definitions of
+docs/trace.md ("Facts").
 
 Times are minutes after 2025-01-01T00:00Z (``at(m)``); GPU-time is GPU-microseconds held as a
 duration, so 8 GPUs × 85 minutes is ``timedelta(minutes=680)``.
@@ -128,7 +129,7 @@ def test_a_reclaim_without_notice_has_zero_lead() -> None:
         ]
     )
     assert a["a1"]["notice_at"] is None
-    assert a["a1"]["notice_lead"] == timedelta(0)  # design §4: 0 s when no notice came
+    assert a["a1"]["notice_lead"] == timedelta(0)  # docs/trace.md: 0 s when no notice came
     # no checkpoint at all: the whole runtime is replayed; no step on the end: none
     assert a["a1"]["replayed_time"] == mins(30)
     assert a["a1"]["replayed_steps"] is None

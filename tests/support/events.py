@@ -11,8 +11,8 @@
 
 A time is minutes after :data:`T0` (a number) or UTC wall-clock text
 (``YYYY-MM-DD HH:MM[:SS[.ffffff]]``). Each event's ``source`` is the system that records it
-(design §3). :data:`TRACE_SCHEMA` is the trace's columns as the package defines them (text for
-the enum columns, as a file gives them).
+(docs/trace.md, "Events"). :data:`TRACE_SCHEMA` is the trace's columns as the package defines
+them (text for the enum columns, as a file gives them).
 """
 
 from __future__ import annotations
