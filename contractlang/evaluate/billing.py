@@ -33,10 +33,7 @@ from contractlang.decimals import (
 from contractlang.evaluate.plan import AllocationPlan, Term, term_label
 from contractlang.evaluate.settings import Settings, round_up
 from contractlang.lang import ast
-from contractlang.lang.numbers import INT64_MAX, MICROS_PER_SECOND
-
-#: Microseconds in an hour: the unit a charge is split at when its price's own is longer.
-MICROS_PER_HOUR = 3600 * MICROS_PER_SECOND
+from contractlang.lang.numbers import INT64_MAX, MICROS_PER_HOUR
 
 
 def minor_units(expr: pl.Expr, s: Settings) -> pl.Expr:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from contractlang.errors import InternalError
 from contractlang.evaluate.trace_checks import check_chosen
+from contractlang.lang.numbers import MICROS_PER_HOUR
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import load_terms
@@ -29,7 +30,6 @@ from contractlang.rehearse.state import days, recorded_limit, too_long
 from contractlang.trace.problems import TraceInvalid
 
 Progress = Callable[[str], None]
-HOUR_US = 3_600_000_000
 
 
 def rehearse(
@@ -109,9 +109,11 @@ def _preflight(terms: Terms, plan: RehearsalPlan, settings: RehearsalSettings) -
     events = (
         RecordedEvent(0, "scheduler", "requested", alloc),
         RecordedEvent(0, "scheduler", "started", alloc),
-        RecordedEvent(HOUR_US, "scheduler", "released", alloc, 1),
+        RecordedEvent(MICROS_PER_HOUR, "scheduler", "released", alloc, 1),
     )
-    end = AllocationRecord(alloc, 1, 0, 0, HOUR_US, "released", 1, None, None, 0, None, 1, 1)
+    end = AllocationRecord(
+        alloc, 1, 0, 0, MICROS_PER_HOUR, "released", 1, None, None, 0, None, 1, 1
+    )
     probe = Record(
         plan=plan,
         run_id=settings.run_id,

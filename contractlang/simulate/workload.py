@@ -43,6 +43,7 @@ from contractlang.errors import ContractlangError
 from contractlang.importers.availability.read import CUT_HELP, Availability, read_availability
 from contractlang.lang.durations import in_micros, whole_micros
 from contractlang.lang.numbers import (
+    INT64_MAX,
     MICROS_PER_HOUR,
     MICROS_PER_MINUTE,
     MICROS_PER_SECOND,
@@ -144,7 +145,7 @@ class Workload(_Table):
     """One workload file, validated; durations also in integer microseconds (``*_us``)."""
 
     runs: int = Field(ge=1, le=10_000_000, description="how many runs to simulate")
-    seed: int = Field(ge=0, le=2**63 - 1, description="the seed: the same seed, the same runs")
+    seed: int = Field(ge=0, le=INT64_MAX, description="the seed: the same seed, the same runs")
     gpus: int = Field(ge=1, le=1_000_000, description="GPUs the job holds")
     sku: str = Field(min_length=1, description="the GPU type, written as `sku` on each start")
     capacity: str = "spot"
