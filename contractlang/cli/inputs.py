@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from contractlang.cli.common import err, os_reason
+from contractlang.cli.common import err
 from contractlang.diagnostics import NO_SPAN, error
-from contractlang.errors import ContractlangError
+from contractlang.errors import ContractlangError, os_reason
 from contractlang.lang.durations import BadDuration, DurationReader
 from contractlang.lang.numbers import LONGEST_US, TRACE_DAYS
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from contractlang.errors import InternalError
+from contractlang.errors import InternalError, cannot_write, os_reason
 from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.numbers import MICROS_PER_HOUR
 from contractlang.lang.terms import Terms
@@ -25,7 +25,7 @@ from contractlang.rehearse.plan import RehearsalPlan, plan_rehearsals
 from contractlang.rehearse.record import AllocationRecord, Record, RecordedEvent
 from contractlang.rehearse.results import Rehearsal, RehearsalReport
 from contractlang.rehearse.scheduler import run_rehearsal
-from contractlang.rehearse.settings import RehearsalSettings, cannot_write, setting_error
+from contractlang.rehearse.settings import RehearsalSettings, setting_error
 from contractlang.rehearse.state import days, recorded_limit, too_long
 from contractlang.trace.problems import TraceInvalid
 
@@ -155,11 +155,11 @@ def _workdir(given: Path | None) -> tuple[Path, bool]:
         except OSError as exc:
             raise cannot_write(
                 Path(tempfile.gettempdir()),
-                exc,
+                os_reason(exc),
                 help="set TMPDIR to a folder that can be written, or give `--workdir DIR`",
             ) from None
     try:
         given.mkdir(exist_ok=True)
     except OSError as exc:
-        raise cannot_write(given, exc) from None
+        raise cannot_write(given, os_reason(exc)) from None
     return given.resolve(), False

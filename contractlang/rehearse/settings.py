@@ -53,16 +53,6 @@ PRICE_PLACES = 18
 _NOT_NOTICES = (signal.SIGKILL, signal.SIGSTOP)
 
 
-def cannot_write(path: Path | str, exc: OSError, help: str | None = None) -> ContractlangError:
-    """E501: a file or folder of the rehearsal (its work folder, the job's logs) cannot be
-    made, and why."""
-    reason = (exc.strerror or str(exc)).lower()
-    diag = error(
-        "E501", f"cannot write `{path}`: {reason}", NO_SPAN, file="contractlang", help=help
-    )
-    return ContractlangError([diag])
-
-
 def setting_error(message: str, help: str | None = None) -> ContractlangError:
     """A bad rehearsal setting (E702), exit code 2."""
     return ContractlangError([error("E702", message, NO_SPAN, file="contractlang", help=help)])

@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, error, warning
-from contractlang.errors import ContractlangError
+from contractlang.errors import ContractlangError, cannot_write, os_reason
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.ast import Contract
@@ -39,7 +39,7 @@ from contractlang.simulate.workload import (
     Workload,
     load_workload,
 )
-from contractlang.simulate.write import cannot_write, place, write_batches
+from contractlang.simulate.write import place, write_batches
 from contractlang.tomlfile.problems import problem
 
 Progress = Callable[[str], None]
@@ -206,7 +206,7 @@ def _staging(folder: Path, name: str) -> Path:
     try:
         fd, path = tempfile.mkstemp(prefix=f".{name}.", suffix=".simulating.parquet", dir=folder)
     except OSError as exc:
-        raise cannot_write(folder / f"{name}.parquet", exc) from None
+        raise cannot_write(folder / f"{name}.parquet", os_reason(exc)) from None
     os.close(fd)
     return Path(path)
 
