@@ -172,7 +172,7 @@ def test_generate_reports_a_failed_write_cleanly(
     def refuse(batches: object, path: Path, kind: str | None = None) -> None:
         raise OSError(f"Permission denied (os error 13): {path}")  # as polars raises it
 
-    monkeypatch.setattr(cli_trace, "write_batches", refuse)
+    monkeypatch.setattr(cli_trace, "write_generated", refuse)
     out = tmp_path / "g.ndjson"
     result = run("generate", "--runs", "2", "--out", str(out))
     no_traceback(result)

@@ -39,7 +39,7 @@ from contractlang.simulate.workload import (
     Workload,
     load_workload,
 )
-from contractlang.simulate.write import place, write_batches
+from contractlang.simulate.write import place, sink_atomically
 from contractlang.tomlfile.problems import problem
 
 Progress = Callable[[str], None]
@@ -92,7 +92,7 @@ def simulate(
                         yield sim.batch(start, min(start + batch_runs, w.runs))
 
                 try:
-                    events = write_batches(path, sim.columns.schema(), batches)
+                    events = sink_atomically(path, sim.columns.schema(), batches)
                 except OutOfRange as exc:
                     raise _out_of_range(lw, exc) from None
                 step(f"evaluating trace {index} of {len(groups)}")

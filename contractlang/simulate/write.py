@@ -19,11 +19,12 @@ from contractlang.errors import cannot_write, os_reason
 from contractlang.trace.sink import sink_batches
 
 
-def write_batches(
+def sink_atomically(
     path: Path, schema: dict[str, pl.DataType], batches: Callable[[], Iterator[pl.DataFrame]]
 ) -> int:
-    """Write every frame of ``batches()`` (each with ``schema``) to ``path``, beside it first
-    and renamed into place; the rows written.
+    """:func:`~contractlang.trace.sink.sink_batches` into ``path`` whole or not at all: every
+    frame of ``batches()`` (each with ``schema``) written beside it first and renamed into
+    place, ``E501`` when it cannot be written; the rows written.
 
     An exception raised while making a batch is raised here as it was, not as a polars error.
     """

@@ -180,13 +180,13 @@ def latest_time(runs: int, start: datetime | None = None) -> datetime | None:
     return t0 + timedelta(microseconds=reach)
 
 
-def write_batches(
+def write_generated(
     batches: Iterable[pl.DataFrame], path: str | Path, *, kind: str | None = None
 ) -> tuple[int, int]:
-    """Write the batches (each with the columns of :data:`GENERATED_SCHEMA`) as one trace, as
-    :func:`write_trace` does: Parquet streamed batch by batch into the one file, CSV and
-    NDJSON appended; the events and the allocations written. The batches are made and
-    written in a thread of their own, which a signal stops at once
+    """Write the generator's batches (each with the columns of :data:`GENERATED_SCHEMA`) as
+    one trace, as :func:`write_trace` does: Parquet streamed batch by batch into the one
+    file, CSV and NDJSON appended; the events and the allocations written. The batches are
+    made and written in a thread of their own, which a signal stops at once
     (:func:`~contractlang.trace.sink.write_in_thread`)."""
     p = Path(path)
     ext = kind or p.suffix.lower()
