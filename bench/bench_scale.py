@@ -55,7 +55,7 @@ def _engine(path: Path, shards: int | None, engine: str, out: Path, step: str) -
     phases' times."""
     # imported here, in the child process that measures this step, so its
     # import time and memory count only where they are measured
-    from contractlang.pipeline.evaluation import evaluate  # noqa: PLC0415
+    from contractlang.pipeline.evaluation import EvaluateOptions, evaluate  # noqa: PLC0415
     from contractlang.pipeline.language import terms_from_text  # noqa: PLC0415
     from contractlang.render.evaluate.json import render_json  # noqa: PLC0415
 
@@ -69,12 +69,14 @@ def _engine(path: Path, shards: int | None, engine: str, out: Path, step: str) -
     result = evaluate(
         terms,
         path,
-        shards=shards,
-        engine=engine,
-        ledger=False,
-        keep_events=False,  # as `evaluate --format json`: the digest taken, the events let go
-        digest=True,
-        progress=progress,  # type: ignore[arg-type]
+        EvaluateOptions(
+            shards=shards,
+            engine=engine,  # type: ignore[arg-type]
+            ledger=False,
+            keep_events=False,  # as `evaluate --format json`: the digest taken, the events let go
+            digest=True,
+        ),
+        progress=progress,
     )
     t1 = time.perf_counter()
     (out / f"{step}.json-doc").write_text(render_json(result))

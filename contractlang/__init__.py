@@ -20,11 +20,10 @@ from contractlang.version import __version__
 if TYPE_CHECKING:
     from contractlang.check import CheckResult, check
     from contractlang.errors import ContractlangError, ExitCode
-    from contractlang.evaluate.engine import evaluate_facts
     from contractlang.evaluate.results import ContractResult, Evaluation
     from contractlang.fmt import format_file
     from contractlang.lang.terms import Terms
-    from contractlang.pipeline.evaluation import evaluate
+    from contractlang.pipeline.evaluation import EvaluateOptions, evaluate, evaluate_facts
     from contractlang.pipeline.language import load_terms, terms_from_text
     from contractlang.pipeline.parsing import ParseResult, format_source, parse, parse_path
     from contractlang.trace import derive_facts, generate_trace, load_trace
@@ -36,12 +35,13 @@ _HOMES = {
     "check": "contractlang.check",
     "ContractlangError": "contractlang.errors",
     "ExitCode": "contractlang.errors",
-    "evaluate_facts": "contractlang.evaluate.engine",
     "ContractResult": "contractlang.evaluate.results",
     "Evaluation": "contractlang.evaluate.results",
     "format_file": "contractlang.fmt",
     "Terms": "contractlang.lang.terms",
+    "EvaluateOptions": "contractlang.pipeline.evaluation",
     "evaluate": "contractlang.pipeline.evaluation",
+    "evaluate_facts": "contractlang.pipeline.evaluation",
     "ParseResult": "contractlang.pipeline.parsing",
     "format_source": "contractlang.pipeline.parsing",
     "load_terms": "contractlang.pipeline.language",
@@ -67,6 +67,7 @@ __all__ = [
     "CheckResult",
     "ContractResult",
     "ContractlangError",
+    "EvaluateOptions",
     "Evaluation",
     "ExitCode",
     "ParseResult",

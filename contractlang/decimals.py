@@ -18,8 +18,8 @@ of many digits multiplies as a decimal. Products of two columns cast first so th
 their largest common unit (``factor / 10^scale``) with exact integer multipliers and to a
 common scale by explicit casts (:func:`align`); the factor is applied once, by one division at
 scale 20, when a value leaves (:func:`to_money`, :func:`to_micros`): at once where it fits 38
-digits (:func:`quick`), else split so that no intermediate is wider than the value
-(:func:`careful`). A number too large for 38 digits is a polars overflow, which the
+digits (the quick :data:`Arithmetic`), else split so that no intermediate is wider than the
+value (the careful one). A number too large for 38 digits is a polars overflow, which the
 evaluation reports as E405; no step loops once per digit of a constant, nor writes a
 constant's digits out.
 """
@@ -27,9 +27,6 @@ constant's digits out.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -61,6 +58,13 @@ FACTOR_REST_MOST = 10**6
 MICROS = Fraction(1, MICROS_PER_SECOND)
 
 ValKind = Literal["num", "bool", "str", "null"]
+
+#: How :func:`apply_factor` applies a factor ``n/d``. ``quick``: ``x·n/d`` at once — exact,
+#: with the same one rounding, wherever ``x·n`` at the value's places fits 38 digits; a row
+#: where it does not fails loudly (an overflow, E405), and the evaluation runs again the
+#: ``careful`` way (the engine's ``run_stages``), which needs no intermediate wider than the
+#: value. The quick way costs a third of the careful one (bench_evaluate).
+Arithmetic = Literal["quick", "careful"]
 
 
 @dataclass(frozen=True)
@@ -381,37 +385,15 @@ def _tens_below(f: Fraction) -> int:
     return k if 10**k * f <= 1 else k - 1
 
 
-def to_money(v: Val, scale: int = MONEY_SCALE) -> pl.Expr:
+def to_money(v: Val, arithmetic: Arithmetic, scale: int = MONEY_SCALE) -> pl.Expr:
     """A money value in currency units as ``Decimal(38, scale)``: the factor applied once."""
-    return apply_factor(v, scale)
+    return apply_factor(v, scale, arithmetic)
 
 
-#: Whether :func:`apply_factor` computes ``x·n/d`` at once (the quick way): exact, with the
-#: same one rounding, wherever ``x·n`` at ``scale`` places fits 38 digits; a row where it
-#: does not fails loudly (an overflow, E405), and the evaluation is done again the careful way
-#: (:func:`careful`; ``evaluate.trace_checks.exact_on_overflow``), which needs no intermediate
-#: wider than the value. The quick way costs a third of the careful one (bench_evaluate).
-_QUICK: ContextVar[bool] = ContextVar("contractlang_quick", default=True)
-
-
-def quick() -> bool:
-    """Whether expressions compiled now take the quick way (:data:`_QUICK`)."""
-    return _QUICK.get()
-
-
-@contextmanager
-def careful() -> Iterator[None]:
-    """Expressions compiled inside take the careful way (:data:`_QUICK`)."""
-    token = _QUICK.set(False)
-    try:
-        yield
-    finally:
-        _QUICK.reset(token)
-
-
-def apply_factor(v: Val, scale: int) -> pl.Expr:
+def apply_factor(v: Val, scale: int, arithmetic: Arithmetic) -> pl.Expr:
     """``v``'s value in base units as ``Decimal(38, scale)``: the runtime value times the
-    factor ``n/d``, rounded once, half to even (as polars divides decimals).
+    factor ``n/d``, rounded once, half to even (as polars divides decimals), the quick or the
+    careful way (:data:`Arithmetic`).
 
     The runtime value may be far larger than the value (``gpu_time`` is held in
     GPU-microseconds; a factor such as 1/3600² keeps a constant's divisions) or held at more
@@ -432,7 +414,7 @@ def apply_factor(v: Val, scale: int) -> pl.Expr:
         d *= 10 ** (places - scale)  # the digits read at `scale` places: the value × 10^…
         x, places = _places_more(x, places, scale - places), scale
     if d >= 10**38:
-        return _tiny(v, scale)
+        return _tiny(v, scale, arithmetic)
     if d == 1:
         return (x if n == 1 else x * integer(n)).cast(dec(scale))
     if places > scale or scale == 0:
@@ -440,7 +422,7 @@ def apply_factor(v: Val, scale: int) -> pl.Expr:
         # would change which way a half goes)
         x = x if n == 1 else x * integer(n)
         return (x.cast(dec(max(scale, places))) / integer(d)).cast(dec(scale))
-    if _QUICK.get():  # at once: an overflow is done again the careful way, below
+    if arithmetic == "quick":  # at once: an overflow is done again the careful way, below
         at = x.cast(dec(scale))
         return (at if n == 1 else at * integer(n)) / integer(d)
     if n != 1 and d * n * 10**places >= 10**38 and d * n * 10 ** (scale - places) < 10**38:
@@ -473,7 +455,7 @@ def _on_digits(x: pl.Expr, places: int, n: int, d: int, scale: int) -> pl.Expr:
     return pl.when(x < 0).then(-value).otherwise(value)
 
 
-def _tiny(v: Val, scale: int) -> pl.Expr:
+def _tiny(v: Val, scale: int, arithmetic: Arithmetic) -> pl.Expr:
     """:func:`apply_factor` for a factor whose denominator has more than 38 digits (``1 USD per
     gpu_hour × 0.000000000000000001 × 0.000000000000000001``): 0 where every runtime value
     (below 10^38 at its places) gives less than half a unit of the last place, else the
@@ -486,7 +468,7 @@ def _tiny(v: Val, scale: int) -> pl.Expr:
     if not tens:  # no decimal holds the denominator: an overflow (E405)
         return v.expr / integer(f.denominator)
     shifted = _places_more(v.expr, v.scale, tens)
-    return apply_factor(Val(shifted, "num", v.scale + tens, f * 10**tens), scale)
+    return apply_factor(Val(shifted, "num", v.scale + tens, f * 10**tens), scale, arithmetic)
 
 
 def _tens(d: int, most: int) -> int:
@@ -495,9 +477,9 @@ def _tens(d: int, most: int) -> int:
     return min(twos, most, _multiplicity(d, 5))
 
 
-def to_micros(v: Val) -> pl.Expr:
+def to_micros(v: Val, arithmetic: Arithmetic) -> pl.Expr:
     """A duration as whole microseconds (``Int64``), rounded half away from zero."""
     if v.kind == "null":
         return pl.lit(None, dtype=pl.Int64)
     micro = Val(v.expr, "num", v.scale, v.factor / MICROS)
-    return apply_factor(micro, 6).round(0, mode="half_away_from_zero").cast(pl.Int64)
+    return apply_factor(micro, 6, arithmetic).round(0, mode="half_away_from_zero").cast(pl.Int64)

@@ -18,10 +18,10 @@ from support.scenario import accepted, reclaimed, released, started, trace_frame
 from contractlang.compare import compare
 from contractlang.compare.model import Outcome
 from contractlang.compare.rank import delta
-from contractlang.evaluate.results import ContractResult
-from contractlang.evaluate.variants import (
+from contractlang.compare.variants import (
     removable_clauses,
 )
+from contractlang.evaluate.results import ContractResult
 from contractlang.pipeline.evaluation import evaluate
 from contractlang.pipeline.language import load_terms, terms_from_text
 

@@ -1,4 +1,4 @@
-"""The price search's split evaluation (`evaluate/repricing.py`) is, run by run and column by
+"""The price search's split evaluation (`compare/repricing.py`) is, run by run and column by
 column, the evaluation of the contract from the charge at the same multiplier
 (`variants.at_multiplier`, itself checked in test_compare.py against the contract with every
 rate's price written multiplied in its source text)."""
@@ -13,9 +13,12 @@ import polars as pl
 import pytest
 from support.events import T0, Event, frame, released, started
 
+from contractlang.compare.repricing import GROUPS, Repricing, prices_at, repricing
+from contractlang.compare.variants import at_multiplier
 from contractlang.errors import ContractlangError
-from contractlang.evaluate.repricing import GROUPS, Repricing, prices_at, repricing
-from contractlang.evaluate.variants import Staged, at_multiplier, stage_contract
+from contractlang.evaluate.contract_run import ContractRun
+from contractlang.evaluate.engine import stage_contract
+from contractlang.evaluate.stages import Staged
 from contractlang.pipeline.language import load_terms, terms_from_text
 from contractlang.trace.derive import derive_facts
 from contractlang.trace.generate import generate_trace
@@ -36,7 +39,7 @@ def _split(text: str, facts: tuple[pl.DataFrame, pl.DataFrame]) -> tuple[Staged,
     """The one contract of ``text`` staged over ``facts``, and split for the price search."""
     terms = terms_from_text(text, "t.spot")
     (contract,) = terms.contracts
-    staged = stage_contract(contract, *facts, terms.source_of(contract))
+    staged = stage_contract(ContractRun.of(contract, "t.spot", terms.source_of(contract)), *facts)
     rep = repricing(staged)
     assert rep is not None
     return staged, rep
@@ -59,7 +62,9 @@ def test_every_bundled_draft_at_every_kind_of_multiplier(
     # condition reads `charge`) and caps at every level.
     terms = load_terms(RULESETS)
     for contract in terms.contracts:
-        staged = stage_contract(contract, *facts, terms.source_of(contract))
+        staged = stage_contract(
+            ContractRun.of(contract, "t.spot", terms.source_of(contract)), *facts
+        )
         _assert_same(staged, MULTIPLIERS)
         rep = repricing(staged)
         assert rep is not None
@@ -95,7 +100,7 @@ def test_a_credit_whose_condition_reads_the_charge(
     # `charge > 60 USD` holds for more allocations as the price rises: an allocation of 8 or
     # more GPUs is reachable whatever its charge at m = 1 (only `gpus >= 8 gpus` decides).
     staged, rep = _split(THRESHOLD, facts)
-    allocations = staged.result.allocations
+    allocations = staged.result().allocations
     eight = (allocations["gpus"] >= 8) | (
         (allocations["end_reason"] == "reclaimed") & (allocations["replayed_steps"] > 0)
     )
@@ -126,7 +131,7 @@ def test_a_condition_the_charge_decides_as_a_whole_reaches_every_allocation(
     # can be ruled out, so none is priced by the integer pass.
     staged, rep = _split(EITHER, facts)
     assert rep.numerators.height == 0
-    assert rep.reachable_rows == staged.result.allocations.height
+    assert rep.reachable_rows == staged.result().allocations.height
     _assert_same(staged, MULTIPLIERS)
 
 
@@ -216,12 +221,12 @@ def test_more_credits_than_bits_are_evaluated_whole(
     )
     terms = terms_from_text(text, "t.spot")
     (contract,) = terms.contracts
-    staged = stage_contract(contract, *facts, terms.source_of(contract))
+    staged = stage_contract(ContractRun.of(contract, "t.spot", terms.source_of(contract)), *facts)
     assert repricing(staged) is None
     assert at_multiplier(staged, Fraction(3)).totals.credits_minor < 0  # the live one counts
     fewer = text.replace('credit "d62" 1 USD when gpus > 100000 gpus ', "")  # 63 credits
     (kept,) = terms_from_text(fewer, "t.spot").contracts
-    _assert_same(stage_contract(kept, *facts, None), [Fraction(3)])
+    _assert_same(stage_contract(ContractRun.of(kept, "t.spot", None), *facts), [Fraction(3)])
 
 
 @pytest.mark.parametrize(
@@ -239,7 +244,7 @@ def test_fine_prices_at_several_multipliers(
 ) -> None:
     terms = terms_from_text(f'contract "c" {{ currency USD rate {rate} }}', "t.spot")
     (contract,) = terms.contracts
-    staged = stage_contract(contract, *facts, terms.source_of(contract))
+    staged = stage_contract(ContractRun.of(contract, "t.spot", terms.source_of(contract)), *facts)
     rep = repricing(staged)
     for ms in ([Fraction(0)], [Fraction(2), Fraction(3)], MULTIPLIERS):
         batch = prices_at(rep, ms)
@@ -265,8 +270,8 @@ def test_a_price_with_many_places_on_a_long_allocation_is_not_wrapped() -> None:
       billing increment 0.000001 seconds }"""
     terms = terms_from_text(text, "t.spot")
     (contract,) = terms.contracts
-    staged = stage_contract(contract, *facts, terms.source_of(contract))
-    assert units * gpus * staged.result.allocations["billable_us"][0] >= 2**128
+    staged = stage_contract(ContractRun.of(contract, "t.spot", terms.source_of(contract)), *facts)
+    assert units * gpus * staged.result().allocations["billable_us"][0] >= 2**128
     assert repricing(staged) is None
 
 

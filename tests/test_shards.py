@@ -114,7 +114,7 @@ def test_every_shard_count_gives_the_same_bytes(
 def test_one_shard_through_the_shard_machinery(spot: Path, tmp_path: Path) -> None:
     """`--shards 1` evaluates the trace whole; the sharded engine with one shard gives the
     same evaluation."""
-    from contractlang.pipeline.evaluation import evaluate  # noqa: PLC0415 (as the tests read)
+    from contractlang.pipeline.evaluation import EvaluateOptions, evaluate  # noqa: PLC0415
     from contractlang.pipeline.language import load_terms  # noqa: PLC0415
     from contractlang.pipeline.shards import evaluate_sharded  # noqa: PLC0415
     from contractlang.render.evaluate.json import render_json  # noqa: PLC0415
@@ -122,7 +122,7 @@ def test_one_shard_through_the_shard_machinery(spot: Path, tmp_path: Path) -> No
     trace = tmp_path / "t.parquet"
     generate_trace(15, seed=2).write_parquet(trace)
     terms = load_terms([spot])
-    whole = evaluate(terms, trace, keep_events=False)  # the digest taken, as for the document
+    whole = evaluate(terms, trace, EvaluateOptions(keep_events=False))  # the digest taken
     sharded = evaluate_sharded(terms, trace, shards=1)
     assert render_json(sharded) == render_json(whole)
     assert sharded.ledger().equals(whole.ledger())

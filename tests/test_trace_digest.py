@@ -17,7 +17,7 @@ from support.events import TRACE_SCHEMA, frame, released, started
 from contractlang import terms_from_text
 from contractlang.compare.run import compare
 from contractlang.errors import InternalError
-from contractlang.pipeline.evaluation import evaluate
+from contractlang.pipeline.evaluation import EvaluateOptions, evaluate
 from contractlang.render.evaluate.json import render_json
 from contractlang.trace import digest as digest_module
 from contractlang.trace import load_trace
@@ -107,11 +107,11 @@ def test_the_digest_is_the_same_whole_in_shards_and_once_the_events_are_let_go(
     expected = oracle.digest(load_trace(path).as_frame().to_dicts())
     assert trace_digest(load_trace(path)) == expected
     terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
-    let_go = evaluate(terms, path, keep_events=False)
+    let_go = evaluate(terms, path, EvaluateOptions(keep_events=False))
     assert let_go.trace.events.height == 0
     assert trace_digest(let_go.trace) == expected
     for shards in (2, 3, 7):
-        assert trace_digest(evaluate(terms, path, shards=shards).trace) == expected
+        assert trace_digest(evaluate(terms, path, EvaluateOptions(shards=shards)).trace) == expected
 
 
 def test_a_comparison_takes_the_digest_only_when_asked() -> None:
@@ -125,7 +125,7 @@ def test_a_comparison_takes_the_digest_only_when_asked() -> None:
 def test_a_trace_whose_events_were_let_go_without_its_digest_has_none() -> None:
     # never the digest of no events: an internal error (exit 3) names the slip
     terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
-    result = evaluate(terms, EXAMPLE, keep_events=False, digest=False)
+    result = evaluate(terms, EXAMPLE, EvaluateOptions(keep_events=False, digest=False))
     with pytest.raises(InternalError):
         trace_digest(result.trace)
 
@@ -138,7 +138,7 @@ def test_the_json_document_reads_the_digest_and_never_takes_it() -> None:
     assert kept.trace.digest is None
     with pytest.raises(InternalError, match="digest was not taken"):
         render_json(kept)
-    taken = evaluate(terms, EXAMPLE, keep_events=False)
+    taken = evaluate(terms, EXAMPLE, EvaluateOptions(keep_events=False))
     doc = json.loads(render_json(taken))
     assert doc["trace"]["digest"] == taken.trace.digest == trace_digest(load_trace(EXAMPLE))
 
@@ -167,6 +167,6 @@ def test_extra_columns_of_any_type_have_one_digest(tmp_path: Path, extra: pl.Ser
     whole = trace_digest(load_trace(path))
     assert "object at 0x" not in "".join(canonical_text(load_trace(path)))
     terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
-    assert trace_digest(evaluate(terms, path, shards=3).trace) == whole
+    assert trace_digest(evaluate(terms, path, EvaluateOptions(shards=3)).trace) == whole
     shuffled = pl.read_parquet(path).sample(fraction=1.0, shuffle=True, seed=4)
     assert trace_digest(load_trace(shuffled)) == whole

@@ -37,14 +37,15 @@ def engine_evaluate(path: Path, contracts: int) -> Outcome:
     """``contractlang.evaluate.evaluate`` end to end, as the CLI calls it."""
     # imported here, in the child process that measures this step, so its
     # import time and memory count only where they are measured
-    from contractlang.pipeline.evaluation import evaluate  # noqa: PLC0415
+    from contractlang.pipeline.evaluation import EvaluateOptions, evaluate  # noqa: PLC0415
     from contractlang.pipeline.language import terms_from_text  # noqa: PLC0415
 
     terms = terms_from_text(terms_text(contracts), "bench.spot")
     # as the command line calls it without --format json: shards chosen automatically (one
     # at this size), the events let go once the facts are derived, no trace digest (the JSON
     # document's; bench_digest.py measures it)
-    result = evaluate(terms, path, shards=None, ledger=False, keep_events=False, digest=False)
+    options = EvaluateOptions(shards=None, ledger=False, keep_events=False, digest=False)
+    result = evaluate(terms, path, options)
     return engine_outcome(result)
 
 
@@ -54,7 +55,7 @@ def engine_phases(path: Path, contracts: int, phases: dict[str, list[float]]) ->
     handed to ``evaluate_facts`` as frames."""
     # imported here, in the child process that measures this step, so its
     # import time and memory count only where they are measured
-    from contractlang.evaluate.engine import evaluate_facts  # noqa: PLC0415
+    from contractlang.pipeline.evaluation import evaluate_facts  # noqa: PLC0415
     from contractlang.pipeline.language import terms_from_text  # noqa: PLC0415
     from contractlang.trace import Facts, derive_facts, load_trace  # noqa: PLC0415
 

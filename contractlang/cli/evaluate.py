@@ -31,7 +31,7 @@ from contractlang.cli.report import Report, write_report
 from contractlang.cli.tables import write_table
 from contractlang.errors import ExitCode
 from contractlang.evaluate.results import Evaluation
-from contractlang.pipeline.evaluation import Engine, evaluate
+from contractlang.pipeline.evaluation import Engine, EvaluateOptions, evaluate
 from contractlang.render.evaluate.json import render_json
 from contractlang.render.evaluate.terminal import render_summary
 from contractlang.render.report import REPORT_SUFFIXES
@@ -129,10 +129,7 @@ def register(app: typer.Typer) -> None:
         count = parse_shards(shards)
         chosen = parse_engine(engine, ray_address)
         with progress_status() as step:
-            result = evaluate(
-                terms,
-                traces,
-                progress=step,
+            asked = EvaluateOptions(
                 contracts=contract,
                 shards=count,
                 engine=chosen,
@@ -143,6 +140,7 @@ def register(app: typer.Typer) -> None:
                 all_columns=report is not None,
                 **options.load_options(),
             )
+            result = evaluate(terms, traces, asked, progress=step)
             write_set_aside(result.trace, options)
             if ledger is not None:
                 step("writing the ledger")

@@ -18,7 +18,7 @@ from contractlang.cli.options import Format
 from contractlang.cli.reading import DEFAULT_CLOCK_SKEW, ClockSkew, OpenAt, reading
 from contractlang.compare.run import attribute_for_run
 from contractlang.errors import ExitCode
-from contractlang.pipeline.evaluation import evaluate
+from contractlang.pipeline.evaluation import EvaluateOptions, evaluate
 from contractlang.render.explain.attribution import run_attribution_text
 from contractlang.render.explain.json import render_explain_json
 from contractlang.render.explain.terminal import ExplainError, explain_run, explain_runs
@@ -70,9 +70,8 @@ def register(app: typer.Typer) -> None:
                     open_at=options.open_at, clock_skew=options.clock_skew,
                 )  # fmt: skip
             else:
-                result = evaluate(
-                    terms, traces, progress=step, contracts=contract, **options.load_options()
-                )
+                chosen = EvaluateOptions(contracts=contract, **options.load_options())
+                result = evaluate(terms, traces, chosen, progress=step)
         try:
             if fmt is OutputFormat.json:
                 write_stdout(render_explain_json(result, run, alloc))

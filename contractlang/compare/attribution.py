@@ -2,7 +2,7 @@
 what it would take for the draft to meet the ranking budget.
 
 Each variant restarts at the stage its clause acts in
-(:func:`~contractlang.evaluate.variants.without`) and measures only the requirements the terms
+(:func:`~contractlang.compare.variants.without`) and measures only the requirements the terms
 move (:class:`~.budgets.BudgetMeter`).
 """
 
@@ -16,9 +16,10 @@ import polars as pl
 from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import Attribution, Outcome, RunAttribution, ToPass
 from contractlang.compare.price import price_to_pass
+from contractlang.compare.variants import Removable, removable_clauses, without
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.results import ContractResult
-from contractlang.evaluate.variants import Removable, Staged, removable_clauses, without
+from contractlang.evaluate.stages import Staged
 
 
 def attribute(
@@ -28,10 +29,10 @@ def attribute(
     it. A variant that cannot be evaluated (say, an allocation no rate prices once an
     exclusion is gone) is kept with its error's message."""
     step = progress or (lambda _msg: None)
-    r = staged.result
+    run = staged.run
     out = []
-    for rem in removable_clauses(r.contract, r.source_text):
-        step(f"attributing {r.name}: without {rem.label}")
+    for rem in removable_clauses(run.contract, run.source_text):
+        step(f"attributing {run.contract.name}: without {rem.label}")
         v, error = without_or_error(staged, rem)
         if v is None:
             out.append(Attribution(rem, None, error))
@@ -102,9 +103,9 @@ def ranked(
 def attribute_run(staged: Staged, run_id: str) -> tuple[RunAttribution, ...]:
     """Every removable clause of ``staged``'s contract, with ``run_id``'s net without it (the
     whole trace is evaluated again: a month or contract cap shares its cut among every run)."""
-    r = staged.result
+    run = staged.run
     out = []
-    for rem in removable_clauses(r.contract, r.source_text):
+    for rem in removable_clauses(run.contract, run.source_text):
         v, error = without_or_error(staged, rem)
         if v is None:
             out.append(RunAttribution(rem, None, error))

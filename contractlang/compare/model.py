@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
+from contractlang.compare.variants import Removable
 from contractlang.evaluate.results import (
     BudgetResult,
     ContractResult,
@@ -15,7 +16,6 @@ from contractlang.evaluate.results import (
     RequirementResult,
     Totals,
 )
-from contractlang.evaluate.variants import Removable
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ the interval's end — a multiplier at which the draft was evaluated exactly. A 
 narrower than the grid's step can be missed; every evaluation is kept (``probes``).
 
 The multipliers of a round (the whole grid, or one midpoint) are priced together
-(:func:`~contractlang.evaluate.repricing.prices_at`): the allocations no credit can reach in one
+(:func:`~contractlang.compare.repricing.prices_at`): the allocations no credit can reach in one
 pass of exact integers, only the others again from the charge — or, where that cannot be exact,
-each multiplier whole from the charge (:func:`~contractlang.evaluate.variants.at_multiplier`).
+each multiplier whole from the charge (:func:`~contractlang.compare.variants.at_multiplier`).
 Each measures only the requirements the terms move (:class:`~.budgets.BudgetMeter`).
 """
 
@@ -22,8 +22,9 @@ from fractions import Fraction
 
 from contractlang.compare.budgets import BudgetMeter
 from contractlang.compare.model import Outcome, PriceScope, PriceToPass, Probe
-from contractlang.evaluate.repricing import prices_at, repricing
-from contractlang.evaluate.variants import Staged, at_multiplier
+from contractlang.compare.repricing import prices_at, repricing
+from contractlang.compare.variants import at_multiplier, priceable
+from contractlang.evaluate.stages import Staged
 
 #: The grid checked first: 0, 0.5, …, 10.
 GRID = tuple(Fraction(k, 2) for k in range(21))
@@ -69,6 +70,7 @@ def price_to_pass(
     step = progress or (lambda _msg: None)
     considered = None if scope == "budget" else set(meter.moved(budget))
     probes: dict[Fraction, Probe] = {}
+    staged = priceable(staged)  # the places every multiplier reads, found once
     split = repricing(staged)
 
     def record(m: Fraction, outcome: Outcome) -> Probe:
@@ -89,7 +91,7 @@ def price_to_pass(
             record(Fraction(1), base)
         if not todo:
             return
-        step(f"pricing {staged.result.name} at {', '.join(f'{float(m):g}×' for m in todo)}")
+        step(f"pricing {staged.run.contract.name} at {', '.join(f'{float(m):g}×' for m in todo)}")
         batch = prices_at(split, todo)
         if batch is not None:
             for m, (runs, t) in zip(todo, batch, strict=True):

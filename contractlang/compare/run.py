@@ -20,12 +20,15 @@ from contractlang.compare.model import ComparedContract, Comparison, Outcome, Ru
 from contractlang.compare.rank import delta, ranks
 from contractlang.diagnostics import NO_SPAN, did_you_mean, error
 from contractlang.errors import ContractlangError
+from contractlang.evaluate.contract_run import ContractRun
+from contractlang.evaluate.engine import stage_contract
 from contractlang.evaluate.results import ContractResult, Evaluation
-from contractlang.evaluate.trace_checks import check_against_trace, check_chosen
-from contractlang.evaluate.variants import Staged, stage_contract
+from contractlang.evaluate.stages import Staged
+from contractlang.evaluate.trace_checks import check_against_trace
 from contractlang.lang import ast
 from contractlang.lang.show import source_text
 from contractlang.lang.terms import Terms
+from contractlang.pipeline.chosen import check_chosen
 from contractlang.pipeline.evaluation import TermsLike, TraceLike, load_inputs
 from contractlang.trace.digest import with_digest
 from contractlang.trace.load import DEFAULT_CLOCK_SKEW
@@ -82,11 +85,11 @@ def compare(
     results: list[ContractResult] = []
     for contract in t.contracts:
         step(f"evaluating {contract.name}")
-        s = stage_contract(
-            contract, allocations, run_facts, t.source_of(contract), file=t.file_of(contract)
-        )
+        run = ContractRun.of(contract, t.file_of(contract), t.source_of(contract))
+        s = stage_contract(run, allocations, run_facts)
         staged.append(s)
-        results.append(replace(s.result, budgets=meter.measure(s.result.runs)))
+        result = s.result()
+        results.append(replace(result, budgets=meter.measure(result.runs)))
     evaluation = Evaluation(tuple(results), t.budgets, tr, (*t.warnings, *tr.warnings), t.sources)
     rank_by = ranking if ranking is not None else (t.budgets[0].name if t.budgets else None)
     order = ranks(results, rank_by)
@@ -205,10 +208,10 @@ def attribute_for_run(
     known = set(run_facts["run_id"].to_list())
     for contract in chosen:
         step(f"attributing {contract.name}")
-        s = stage_contract(
-            contract, allocations, run_facts, t.source_of(contract), file=t.file_of(contract)
-        )
-        results.append(replace(s.result, budgets=meter.measure(s.result.runs)))
+        run = ContractRun.of(contract, t.file_of(contract), t.source_of(contract))
+        s = stage_contract(run, allocations, run_facts)
+        result = s.result()
+        results.append(replace(result, budgets=meter.measure(result.runs)))
         found[contract.name] = attribute_run(s, run_id) if run_id in known else ()
     evaluation = Evaluation(tuple(results), t.budgets, tr, (*t.warnings, *tr.warnings), t.sources)
     return evaluation, found

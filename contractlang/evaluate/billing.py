@@ -2,17 +2,24 @@
 
 (2) whole-allocation exclusions, (3) duration exclusions, (4) increment and minimum,
 (5) first matching rate → ``charge`` (and ``replayed_cost``), (6) credits; the allocation caps
-of step (7) follow in :mod:`contractlang.evaluate.caps`. The result extends the allocation
-facts with one column per term, so the ledger, the run sums
-and ``explain`` read the same numbers. Money before rounding is ``Decimal(38, 20)``; each ledger
-line is rounded once into integer *minor units* (cents), and everything after — pools, caps,
-sums — is exact integer arithmetic.
+of step (7) follow in :mod:`contractlang.evaluate.caps`, and :mod:`contractlang.evaluate.stages`
+runs them in order. The result extends the allocation facts with one column per term, so the
+ledger, the run sums and ``explain`` read the same numbers. Money before rounding is
+``Decimal(38, 20)``; each ledger line is rounded once into integer *minor units* (cents), and
+everything after — pools, caps, sums — is exact integer arithmetic.
+
+Columns added: ``runtime_us``; ``excluded_by`` (index of the whole-allocation exclusion that
+applies, or null); ``excl_<j>_us`` per duration exclusion; ``billable_us`` and
+``billable_time``; ``rate_index`` and ``price_per_gpu_hour`` of the rate that applies;
+``charge`` and ``replayed_cost`` (Decimal 38,20); ``charge_minor``; ``credit_<m>`` (Decimal
+38,20, null where the credit does not apply) and ``credit_<m>_minor``; ``credit_pool_minor``,
+the sum of the credits (before caps).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 
@@ -22,6 +29,7 @@ from contractlang.compile import Env, compile_expr, condition
 from contractlang.decimals import (
     MICROS,
     MONEY_SCALE,
+    Arithmetic,
     Val,
     align,
     dec,
@@ -30,7 +38,8 @@ from contractlang.decimals import (
     to_micros,
     to_money,
 )
-from contractlang.evaluate.plan import AllocationPlan, Term, term_label
+from contractlang.evaluate.contract_run import ContractClauses, ContractRun
+from contractlang.evaluate.plan import Term
 from contractlang.evaluate.settings import Settings, round_up
 from contractlang.lang import ast
 from contractlang.lang.numbers import INT64_MAX, MICROS_PER_HOUR
@@ -42,7 +51,7 @@ def minor_units(expr: pl.Expr, s: Settings) -> pl.Expr:
     return (rounded * pl.lit(s.minor, dtype=dec(0))).cast(pl.Int64)
 
 
-def price_times_time(per_gpu: Val, us: pl.Expr) -> pl.Expr:
+def price_times_time(per_gpu: Val, us: pl.Expr, arithmetic: Arithmetic) -> pl.Expr:
     """``per_gpu`` (money per GPU and unit of time, with its factor) × ``us`` microseconds, as
     money at :data:`MONEY_SCALE`, exact, without any intermediate wider than one unit of the
     price's own time.
@@ -63,19 +72,21 @@ def price_times_time(per_gpu: Val, us: pl.Expr) -> pl.Expr:
     as ``price_per_gpu_hour`` is), split at whole hours as above."""
     d = (per_gpu.factor * MICROS).denominator
     if d <= MICROS_PER_HOUR:
-        return _split_at(per_gpu, us, d)
+        return _split_at(per_gpu, us, d, arithmetic)
     fits = per_gpu.expr.abs() < _digits(10**38 // d, per_gpu.scale)
     zero = pl.lit(0, dtype=dec(per_gpu.scale))
     exact = _split_at(
-        replace(per_gpu, expr=pl.when(fits).then(per_gpu.expr).otherwise(zero)), us, d
+        replace(per_gpu, expr=pl.when(fits).then(per_gpu.expr).otherwise(zero)), us, d, arithmetic
     )
-    hourly = to_money(Val(per_gpu.expr, "num", per_gpu.scale, per_gpu.factor * 3600))
+    per_hour = Val(per_gpu.expr, "num", per_gpu.scale, per_gpu.factor * 3600)
+    hourly = to_money(per_hour, arithmetic)
     hourly = pl.when(fits).then(pl.lit(0, dtype=dec(MONEY_SCALE))).otherwise(hourly)
-    by_hour = _split_at(Val(hourly, "num", MONEY_SCALE, Fraction(1, 3600)), us, MICROS_PER_HOUR)
+    held = Val(hourly, "num", MONEY_SCALE, Fraction(1, 3600))
+    by_hour = _split_at(held, us, MICROS_PER_HOUR, arithmetic)
     return pl.when(fits).then(exact).otherwise(by_hour)
 
 
-def _split_at(per_gpu: Val, us: pl.Expr, d: int) -> pl.Expr:
+def _split_at(per_gpu: Val, us: pl.Expr, d: int, arithmetic: Arithmetic) -> pl.Expr:
     """``per_gpu × us`` as ``p·w·n + p·r·n/d`` (:func:`price_times_time`)."""
     if d > INT64_MAX:  # past every `us`: w = 0
         whole = pl.lit(0, dtype=dec(0))
@@ -85,7 +96,7 @@ def _split_at(per_gpu: Val, us: pl.Expr, d: int) -> pl.Expr:
         rest = (us % d).cast(dec(0))
     exact = mul(per_gpu, Val(whole, "num", 0, d * MICROS))  # factor f·d = n: no division
     tail = mul(per_gpu, Val(rest, "num", 0, MICROS))
-    return to_money(exact) + to_money(tail)
+    return to_money(exact, arithmetic) + to_money(tail, arithmetic)
 
 
 def _digits(m: int, scale: int) -> pl.Expr:
@@ -93,76 +104,17 @@ def _digits(m: int, scale: int) -> pl.Expr:
     return pl.lit(Decimal(m).scaleb(-scale), dtype=dec(scale))
 
 
-def apply_contract(
-    facts: pl.LazyFrame,
-    contract: ast.Contract,
-    s: Settings,
-    source_text: str | None,
-    *,
-    multiplier: Fraction | None = None,
-) -> tuple[pl.LazyFrame, AllocationPlan]:
-    """Extend the allocation facts with the contract's allocation-level columns, steps (2)–(6)
-    in order (:func:`apply_exclusions`, :func:`apply_billable`, :func:`apply_rates`,
-    :func:`apply_credits`). ``multiplier`` scales the price of every rate (``compare``'s price
-    to pass); credits' and caps' own money constants are left as written.
-
-    Columns added: ``runtime_us``; ``excluded_by`` (index of the whole-allocation exclusion
-    that applies, or null); ``excl_<j>_us`` per duration exclusion; ``billable_us`` and
-    ``billable_time``; ``rate_index`` and ``price_per_gpu_hour`` of the rate that applies;
-    ``charge`` and ``replayed_cost`` (Decimal 38,20);
-    ``charge_minor``; ``credit_<m>`` (Decimal 38,20, null where the credit does not apply) and
-    ``credit_<m>_minor``; ``credit_pool_minor``, the sum of the credits (before caps).
-    """
-    c = ContractClauses.of(contract, source_text)
-    lf, whole_terms, dur_terms = apply_exclusions(facts, c, s)
-    lf = apply_billable(lf, s)
-    lf, rate_terms = apply_rates(lf, c, s, multiplier)
-    lf, credit_terms = apply_credits(lf, c, s)
-    plan = AllocationPlan(
-        whole_exclusions=whole_terms,
-        duration_exclusions=dur_terms,
-        rates=rate_terms,
-        credits=credit_terms,
-    )
-    return lf, plan
-
-
-@dataclass(frozen=True)
-class ContractClauses:
-    """A contract's allocation-level clauses by kind, in file order, with its source text (for
-    the ledger's labels)."""
-
-    whole: tuple[ast.ExcludeAllocation, ...]
-    durations: tuple[ast.ExcludeDuration, ...]
-    rates: tuple[ast.Rate, ...]
-    credits: tuple[ast.Credit, ...]
-    source_text: str | None
-
-    @classmethod
-    def of(cls, contract: ast.Contract, source_text: str | None) -> ContractClauses:
-        cs = contract.clauses
-        return cls(
-            tuple(c for c in cs if isinstance(c, ast.ExcludeAllocation)),
-            tuple(c for c in cs if isinstance(c, ast.ExcludeDuration)),
-            tuple(c for c in cs if isinstance(c, ast.Rate)),
-            tuple(c for c in cs if isinstance(c, ast.Credit)),
-            source_text,
-        )
-
-    def label(self, clause: ast.Clause) -> str:
-        return term_label(clause, self.source_text)
-
-
 def _env(lf: pl.LazyFrame, s: Settings) -> Env:
     return Env(columns=dict(lf.collect_schema()), promises=s.promise_exprs)
 
 
 def apply_exclusions(
-    facts: pl.LazyFrame, c: ContractClauses, s: Settings
+    facts: pl.LazyFrame, run: ContractRun
 ) -> tuple[pl.LazyFrame, tuple[Term, ...], tuple[Term, ...]]:
     """Steps (2) and (3): ``runtime_us``, ``excluded_by``, ``excl_<j>_us`` and what remains,
     ``remaining_us``; the whole-allocation and the duration exclusion terms."""
-    env = _env(facts, s)
+    c = run.clauses
+    env = _env(facts, run.settings)
     whole, durs = c.whole, c.durations
     # (2) whole-allocation exclusions: the first that applies names the line
     excluded_by: pl.Expr = pl.lit(None, dtype=pl.Int32)
@@ -183,7 +135,8 @@ def apply_exclusions(
     dur_terms = []
     for j, x in enumerate(durs):
         col = f"excl_{j}_us"
-        wanted = to_micros(compile_expr(x.duration, env)).fill_null(0).clip(lower_bound=0)
+        wanted = to_micros(compile_expr(x.duration, env), run.arithmetic)
+        wanted = wanted.fill_null(0).clip(lower_bound=0)
         applies = condition(x.when, env)
         removed = pl.when(applies).then(pl.min_horizontal(wanted, pl.col("remaining_us")))
         lf = lf.with_columns(removed.otherwise(0).alias(col)).with_columns(
@@ -237,35 +190,13 @@ def pick_rate(
     return lf, Val(pl.col("_price"), "num", scale, factor)
 
 
-def price_places(lf: pl.LazyFrame, c: ContractClauses, s: Settings) -> int:
-    """The fewest decimal places at which every picked price is exact. Prices are held at the
-    scale of the finest rate (a `trace.<column>` has 18 places); multiplying them by a
-    multiplier of its own places needs that many more digits, so the price search first
-    drops the places no price uses — losslessly."""
-    lf, price = pick_rate(lf, c, s, chosen=True)
-    col = pl.col("_price")
-    exact = [
-        (col.cast(dec(k)).cast(dec(price.scale)) == col).fill_null(True).all().alias(str(k))
-        for k in range(price.scale)
-    ]
-    if not exact:
-        return price.scale
-    row = lf.select(exact).collect().row(0)
-    return next((k for k, ok in enumerate(row) if ok), price.scale)
-
-
-def apply_rates(
-    lf: pl.LazyFrame,
-    c: ContractClauses,
-    s: Settings,
-    multiplier: Fraction | None = None,
-    places: int | None = None,
-) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
+def apply_rates(lf: pl.LazyFrame, run: ContractRun) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
     """Step (5): the first rate whose condition holds and whose price is not none, its price
-    (times ``multiplier``, when given; ``places``: how many decimal places the prices need,
-    from :func:`price_places`), ``charge``, ``replayed_cost`` and ``charge_minor``. With a
-    multiplier, ``lf`` holds the rates chosen at m = 1 (the multiplier changes no rate's
-    condition, nor whether its price is none)."""
+    (times ``run.multiplier``, when given; ``run.price_places``: how many decimal places the
+    prices need), ``charge``, ``replayed_cost`` and
+    ``charge_minor``. With a multiplier, ``lf`` holds the rates chosen at m = 1 (the
+    multiplier changes no rate's condition, nor whether its price is none)."""
+    c, s, multiplier, places = run.clauses, run.settings, run.multiplier, run.price_places
     lf, price = pick_rate(lf, c, s, chosen=multiplier is not None)
     factor = price.factor
     rate_terms = tuple(
@@ -277,15 +208,18 @@ def apply_rates(
         m, m_scale = lit_decimal(multiplier)
         price = mul(price, Val(m, "num", m_scale))
     per_gpu = mul(price, Val(pl.col("gpus").cast(dec(0)), "num", 0))
+    arithmetic = run.arithmetic
     money = {
-        "price_per_gpu_hour": to_money(Val(price.expr, "num", price.scale, factor * 3600)),
-        "charge": price_times_time(per_gpu, pl.col("billable_us")),
+        "price_per_gpu_hour": to_money(
+            Val(price.expr, "num", price.scale, factor * 3600), arithmetic
+        ),
+        "charge": price_times_time(per_gpu, pl.col("billable_us"), arithmetic),
     }
     if _reads(c.credits, "replayed_cost"):
         replay_us = pl.min_horizontal(
             pl.col("replayed_time").dt.total_microseconds(), pl.col("billable_us")
         )
-        money["replayed_cost"] = price_times_time(per_gpu, replay_us)
+        money["replayed_cost"] = price_times_time(per_gpu, replay_us, arithmetic)
     else:  # no term reads it: not worth a column of decimal products
         money["replayed_cost"] = pl.lit(None, dtype=dec(MONEY_SCALE))
     lf = lf.with_columns(**money).drop("_price")
@@ -293,13 +227,12 @@ def apply_rates(
     return lf, rate_terms
 
 
-def apply_credits(
-    lf: pl.LazyFrame, c: ContractClauses, s: Settings, only: Collection[int] | None = None
-) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
+def apply_credits(lf: pl.LazyFrame, run: ContractRun) -> tuple[pl.LazyFrame, tuple[Term, ...]]:
     """Step (6): each credit a money amount where its condition holds (below zero counts as
-    zero), ``credit_<m>`` and ``credit_<m>_minor``; their sum, ``credit_pool_minor``.
-    ``only``: the credits that can apply to these allocations (the others' columns are none,
-    not computed)."""
+    zero), ``credit_<m>`` and ``credit_<m>_minor`` (their sum, the pool, is
+    :func:`credit_pool`). Only the credits in ``run.credits_reaching`` (all when none) are
+    computed: the others' columns are none."""
+    c, s, only = run.clauses, run.settings, run.credits_reaching
     env = _env(lf, s)
     credit_terms = []
     for m, x in enumerate(c.credits):
@@ -309,7 +242,7 @@ def apply_credits(
             none = pl.lit(None, dtype=dec(MONEY_SCALE)), pl.lit(None, dtype=pl.Int64)
             lf = lf.with_columns(none[0].alias(col), none[1].alias(f"{col}_minor"))
             continue
-        amount = to_money(compile_expr(x.amount, env))
+        amount = to_money(compile_expr(x.amount, env), run.arithmetic)
         value = pl.when(condition(x.when, env)).then(amount).otherwise(None)
         lf = lf.with_columns(value.alias(col))
         zero = pl.lit(0, dtype=dec(MONEY_SCALE))
@@ -320,7 +253,7 @@ def apply_credits(
             .otherwise(minor_units(clipped, s))
             .alias(f"{col}_minor")
         )
-    return lf.with_columns(credit_pool_minor=credit_pool(credit_terms)), tuple(credit_terms)
+    return lf, tuple(credit_terms)
 
 
 def credit_pool(terms: Sequence[Term]) -> pl.Expr:

@@ -1,16 +1,14 @@
 """Evaluate contracts over derived facts: per contract the ledger's columns, per-run figures,
 caps, totals, promise breaches and budget verdicts.
 
-Facts are derived once per trace and shared by every contract (design §10). Per contract, in
-the order of design §6: allocation terms (:mod:`~contractlang.evaluate.billing`), allocation
-caps, run sums (:mod:`~contractlang.evaluate.runs`), caps above the allocation
-(:mod:`~contractlang.evaluate.caps`), then budgets (:mod:`~contractlang.evaluate.budget`).
-Example::
+Facts are derived once per trace and shared by every contract (design §10). Per contract,
+every stage of :data:`~contractlang.evaluate.stages.STAGES` in the order of design §6, then
+budgets (:mod:`~contractlang.evaluate.budget`). Example::
 
     >>> from contractlang import generate_trace, load_trace, derive_facts, terms_from_text
     >>> terms = terms_from_text('contract "c" { currency USD rate 2 USD per gpu_hour }')
     >>> trace = load_trace(generate_trace(3, seed=1))
-    >>> result = evaluate_facts(terms, trace, derive_facts(trace))
+    >>> result = evaluate_contracts(terms, trace, derive_facts(trace), terms.contracts)
     >>> c = result.contracts[0]
     >>> c.ledger()["amount"].sum() == c.money(c.totals.net_minor)  # the ledger sums to net
     True
@@ -21,36 +19,16 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import polars as pl
 
-from contractlang.diagnostics import Diagnostic
-from contractlang.evaluate.billing import apply_contract
+from contractlang.errors import ContractlangError
 from contractlang.evaluate.budget import evaluate_budget
-from contractlang.evaluate.caps import (
-    Caps,
-    apply_allocation_caps,
-    apply_caps_above,
-    caps_by_level,
-)
-from contractlang.evaluate.plan import AllocationPlan
-from contractlang.evaluate.results import ContractResult, Evaluation, PromiseBreaches
-from contractlang.evaluate.runs import SUMS, promises, run_sums, settle, totals
-from contractlang.evaluate.settings import Settings, read_settings
-from contractlang.evaluate.trace_checks import (
-    MAX_NAMED,
-    amounts_kept,
-    check_against_trace,
-    check_chosen,
-    check_priced,
-    collect_amounts,
-    exact_on_overflow,
-    fit_sums,
-    negative_credit_warnings,
-    negative_credits,
-    unpriced_allocations,
-)
+from contractlang.evaluate.contract_run import ContractRun
+from contractlang.evaluate.results import ContractResult, Evaluation
+from contractlang.evaluate.stages import Stage, Staged, through
+from contractlang.evaluate.trace_checks import check_against_trace
 from contractlang.lang import ast
 from contractlang.lang.terms import Terms
 from contractlang.trace.derive import Facts
@@ -60,35 +38,26 @@ from contractlang.trace.model import Trace
 Progress = Callable[[str], None]
 
 
-def evaluate_facts(
+def evaluate_contracts(
     terms: Terms,
     trace: Trace,
     facts: Facts,
+    contracts: Sequence[ast.Contract],
     *,
     progress: Progress | None = None,
-    only: Sequence[str] | None = None,
 ) -> Evaluation:
-    """Evaluate every contract of ``terms`` (or those named in ``only``) over ``facts``, the
-    facts of ``trace``, and measure every budget against each."""
+    """Evaluate ``contracts`` (of ``terms``, chosen by the caller: E502 is the driver's,
+    :func:`~contractlang.pipeline.chosen.check_chosen`) over ``facts``, the facts of
+    ``trace``, and measure every budget against each."""
     step = progress or (lambda _msg: None)
-    check_chosen(terms, only)
     allocations, runs = facts.collect()
-    chosen = [c for c in terms.contracts if only is None or c.name in only]
-    check_against_trace(terms, chosen, allocations)
+    check_against_trace(terms, contracts, allocations)
     budgets = [(b, terms.source_of(b)) for b in terms.budgets]
     results = []
-    for contract in chosen:
+    for contract in contracts:
         step(f"evaluating {contract.name}")
-        results.append(
-            evaluate_contract(
-                contract,
-                allocations,
-                runs,
-                budgets,
-                terms.source_of(contract),
-                file=terms.file_of(contract),
-            )
-        )
+        run = ContractRun.of(contract, terms.file_of(contract), terms.source_of(contract))
+        results.append(evaluate_contract(run, allocations, runs, budgets))
     return Evaluation(
         tuple(results),
         terms.budgets,
@@ -98,157 +67,40 @@ def evaluate_facts(
     )
 
 
-@exact_on_overflow
+def run_stages(staged: Staged, first: Stage | None = None, until: Stage | None = None) -> Staged:
+    """``staged`` through the stages from ``first`` up to ``until``
+    (:func:`~contractlang.evaluate.stages.through`) in its run's arithmetic; where the quick
+    way overflows (E405), the same stages again the careful way, whose E405 stands. Either
+    way the figures are the same exact ones: the quick way fails only loudly."""
+    try:
+        return through(staged, first, until)
+    except ContractlangError as exc:
+        if staged.run.arithmetic == "careful" or all(d.code != "E405" for d in exc.diagnostics):
+            raise
+    careful = replace(staged, run=replace(staged.run, arithmetic="careful"))
+    return through(careful, first, until)
+
+
+def stage_contract(run: ContractRun, allocations: pl.DataFrame, run_facts: pl.DataFrame) -> Staged:
+    """Every stage of ``run``'s contract over collected facts."""
+    return run_stages(Staged(run, allocations, run_facts))
+
+
 def evaluate_contract(
-    contract: ast.Contract,
+    run: ContractRun,
     allocations: pl.DataFrame,
     run_facts: pl.DataFrame,
     budgets: Sequence[tuple[ast.Budget, str | None]],
-    source_text: str | None,
-    *,
-    file: str = "<input>",
 ) -> ContractResult:
-    """One contract over collected facts; ``budgets`` pairs each budget with its source text.
-
-    The same stages a sharded evaluation takes (:mod:`contractlang.pipeline.shards`):
-    :func:`bill_allocations` and :func:`run_money` for each shard of runs, then
-    :func:`conclude` once over every run."""
-    s = read_settings(contract)
-    caps = caps_by_level(contract, source_text)
-    with amounts_kept(contract, file, source_text):
-        lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
-        wide, plan, warnings = allocation_amounts(lf, plan, caps, s, contract, file, source_text)
-    sums = contract_run_sums(wide, run_facts, plan, s, contract, file, source_text)
-    return settle_contract(contract, s, wide, plan, sums, caps, budgets, source_text, warnings)
+    """One contract over collected facts; ``budgets`` pairs each budget with its source
+    text."""
+    return contract_result(stage_contract(run, allocations, run_facts), budgets)
 
 
-def allocation_amounts(
-    lf: pl.LazyFrame,
-    plan: AllocationPlan,
-    caps: Caps,
-    s: Settings,
-    contract: ast.Contract,
-    file: str,
-    source_text: str | None,
-    *,
-    priced: bool = False,
-) -> tuple[pl.DataFrame, AllocationPlan, list[Diagnostic]]:
-    """Step (7a) on the allocations after step (6): the allocation caps, then every amount
-    collected and checked (E405, E401, W401). ``priced``: the rates and the billable time are
-    those of an evaluation already checked (a variant that changed neither), or are checked
-    by the caller over every shard, so E401 and W401 are not looked for here."""
-    lf, allocation_caps = apply_allocation_caps(lf, caps["allocation"], s)
-    plan = replace(plan, caps=allocation_caps)
-    wide = collect_amounts(lf, contract, file, source_text)
-    if priced:
-        return wide, plan, []
-    unpriced = unpriced_allocations(wide)
-    check_priced(contract, unpriced.head(MAX_NAMED), unpriced.height, file, source_text)
-    return wide, plan, negative_credit_warnings(negative_credits(wide, plan), plan, file)
-
-
-def contract_run_sums(
-    wide: pl.DataFrame,
-    run_facts: pl.DataFrame,
-    plan: AllocationPlan,
-    s: Settings,
-    contract: ast.Contract,
-    file: str,
-    source_text: str | None,
-) -> pl.DataFrame:
-    """The run sums of a contract's allocations (before the caps above the allocation),
-    checked to fit 64 bits (E405)."""
-    return fit_sums(run_sums(wide, run_facts, plan, s), SUMS, contract, file, source_text)
-
-
-def settle_contract(
-    contract: ast.Contract,
-    s: Settings,
-    wide: pl.DataFrame,
-    plan: AllocationPlan,
-    sums: pl.DataFrame,
-    caps: Caps,
-    budgets: Sequence[tuple[ast.Budget, str | None]],
-    source_text: str | None,
-    warnings: Sequence[Diagnostic] = (),
-    breaches: PromiseBreaches | None = None,
-    *,
-    allocations: int | None = None,
+def contract_result(
+    staged: Staged, budgets: Sequence[tuple[ast.Budget, str | None]]
 ) -> ContractResult:
-    """Steps (7b–d) on the run sums (``sums``, in ``run_id`` order), then net, totals,
-    promise breaches (``breaches`` when already known) and budgets. ``allocations``: how many
-    allocations the contract billed, when ``wide`` does not hold them all (a sharded run)."""
-    runs, cuts = apply_caps_above(sums, caps, s)
-    runs = settle(runs, cuts, s)
-    return ContractResult(
-        contract=contract,
-        settings=s,
-        plan=plan,
-        allocations=wide,
-        runs=runs,
-        run_cuts=cuts,
-        budgets=tuple(evaluate_budget(b, runs, text) for b, text in budgets),
-        totals=totals(runs, wide.height if allocations is None else allocations),
-        promises=breaches if breaches is not None else promises(wide, s),
-        warnings=tuple(warnings),
-        source_text=source_text,
-    )
-
-
-@dataclass(frozen=True)
-class Billed:
-    """One contract applied to allocations (all of a trace's, or a shard's): steps (2)–(7a)
-    of design §6, every allocation's money in ``wide``."""
-
-    contract: ast.Contract
-    settings: Settings
-    caps: Caps
-    plan: AllocationPlan
-    wide: pl.DataFrame
-    file: str
-    source_text: str | None
-
-
-@exact_on_overflow
-def bill_allocations(
-    contract: ast.Contract, allocations: pl.DataFrame, source_text: str | None, *, file: str
-) -> Billed:
-    """Steps (2)–(6) and the allocation caps (7a) on a shard's allocations, collected (E405
-    when an amount cannot be kept exactly); E401 and W401 are the caller's, over every
-    shard."""
-    s = read_settings(contract)
-    caps = caps_by_level(contract, source_text)
-    with amounts_kept(contract, file, source_text):
-        lf, plan = apply_contract(allocations.lazy(), contract, s, source_text)
-        wide, plan, _ = allocation_amounts(
-            lf, plan, caps, s, contract, file, source_text, priced=True
-        )
-    return Billed(contract, s, caps, plan, wide, file, source_text)
-
-
-def run_money(billed: Billed, run_facts: pl.DataFrame) -> pl.DataFrame:
-    """The run facts of ``billed``'s runs with their sums (:data:`~contractlang.evaluate.
-    runs.SUMS`, E405 when one does not fit 64 bits) and settlement month."""
-    b = billed
-    return contract_run_sums(
-        b.wide, run_facts, b.plan, b.settings, b.contract, b.file, b.source_text
-    )
-
-
-def conclude(
-    billed: Billed,
-    sums: pl.DataFrame,
-    budgets: Sequence[tuple[ast.Budget, str | None]],
-    *,
-    allocations: int,
-    promises: PromiseBreaches,
-    warnings: Sequence[Diagnostic],
-) -> ContractResult:
-    """The global step of a sharded evaluation: :func:`settle_contract` over every run's
-    sums (``sums``, in ``run_id`` order), with the counts over every allocation; ``billed``
-    holds the allocations the ledger reads, or none."""
-    b = billed
-    return settle_contract(
-        b.contract, b.settings, b.wide, b.plan, sums, b.caps, budgets, b.source_text,
-        warnings, promises, allocations=allocations,
-    )  # fmt: skip
+    """The result of a contract whose stages have all run, with every budget measured."""
+    result = staged.result()
+    measured = tuple(evaluate_budget(b, result.runs, text) for b, text in budgets)
+    return replace(result, budgets=measured)

@@ -64,7 +64,8 @@ def hours(gpu_us: pl.Expr, scale: int = HOUR_PLACES) -> pl.Expr:
     fake a tie: GPU-µs ÷ 3.6 × 10⁹ is either exactly a tie at the 7th place or at least
     2.7 × 10⁻¹⁰ away from one.
     """
-    hours = apply_factor(Val(gpu_us.cast(dec(0)), "num", 0, GPU_HOUR_US), scale + 6)
+    # the quick way: a 64-bit count (19 digits) at HOUR_PLACES + 6 places fits 38 digits
+    hours = apply_factor(Val(gpu_us.cast(dec(0)), "num", 0, GPU_HOUR_US), scale + 6, "quick")
     return hours.round(scale, mode="half_away_from_zero").cast(dec(scale))
 
 

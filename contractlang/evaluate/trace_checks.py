@@ -1,23 +1,21 @@
-"""What the checker cannot know until the trace and the amounts are in: the contracts asked
-for exist (E502), trace columns the terms read exist and are numeric (E403, E404), budgets
-share the contract's currency (E402), amounts fit in exact decimals (E405), every charged
-allocation is priced by a rate (E401); and credits that computed below zero (W401)."""
+"""What the checker cannot know until the trace and the amounts are in: trace columns the terms
+read exist and are numeric (E403, E404), budgets share the contract's currency (E402), amounts
+fit in exact decimals (E405), every charged allocation is priced by a rate (E401); and credits
+that computed below zero (W401)."""
 
 from __future__ import annotations
 
-import functools
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import ParamSpec, TypeVar
 
 import polars as pl
 
 from contractlang.compile import Env, compile_expr, condition
-from contractlang.decimals import careful, quick
-from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, did_you_mean, error, warning
+from contractlang.diagnostics import Diagnostic, Source, error, warning
 from contractlang.errors import ContractlangError
 from contractlang.evaluate.budget import budget_currencies
+from contractlang.evaluate.contract_run import ContractRun
 from contractlang.evaluate.plan import AllocationPlan
 from contractlang.evaluate.settings import read_settings
 from contractlang.lang import ast
@@ -29,43 +27,6 @@ from contractlang.trace.schema import COLUMNS
 
 #: How many unpriced allocations an E401 error names before it counts the rest.
 MAX_NAMED = 10
-
-
-def check_chosen(terms: Terms, only: Sequence[str] | None) -> None:
-    """Every contract asked for by name exists: a misspelt `--contract` must not evaluate
-    nothing and report every budget met."""
-    names = [c.name for c in terms.contracts]
-    if not names:
-        raise ContractlangError(
-            [
-                error(
-                    "E502",
-                    "the terms define no contract, so there is nothing to evaluate",
-                    NO_SPAN,
-                    file="contractlang",
-                    help="give at least one `.spot` file with a `contract` block "
-                    "(budgets apply to the contracts evaluated with them)",
-                )
-            ],
-            terms.sources,
-        )
-    unknown = [n for n in only or () if n not in names]
-    if not unknown:
-        return
-    diags = []
-    for name in unknown:
-        guess = did_you_mean(name, names)
-        listing = ", ".join(f"`{n}`" for n in names) or "none"
-        diags.append(
-            error(
-                "E502",
-                f"the terms have no contract `{name}`",
-                NO_SPAN,
-                file="contractlang",
-                help=f"did you mean `{guess}`?" if guess else f"the contracts are: {listing}",
-            )
-        )
-    raise ContractlangError(diags, terms.sources)
 
 
 def check_against_trace(
@@ -161,9 +122,7 @@ def _is_expr(value: object) -> bool:
     return isinstance(value, typing.get_args(ast.Expr))
 
 
-def collect_amounts(
-    lf: pl.LazyFrame, contract: ast.Contract, file: str, source_text: str | None
-) -> pl.DataFrame:
+def collect_amounts(lf: pl.LazyFrame, run: ContractRun) -> pl.DataFrame:
     """Collect a contract's allocation columns; an amount beyond the 38 digits of exact decimal
     arithmetic (20 after the point), or beyond 64-bit minor units, is a clean error (E405)
     naming the first allocation that computes it — found by halving the rows — never a
@@ -173,41 +132,17 @@ def collect_amounts(
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
         if not _overflowed(exc):
             raise
-        if quick():  # done again the careful way (exact_on_overflow), which names the row
-            raise too_large(contract, file, source_text, None) from None
+        if run.arithmetic == "quick":  # run again the careful way, which names the row
+            raise too_large(run, None) from None
         try:
             where = _first_overflow(lf)
         except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError):
             where = None  # a constant overflows: no row to name
-    raise too_large(contract, file, source_text, where)
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def exact_on_overflow(fn: Callable[P, R]) -> Callable[P, R]:
-    """``fn``, whose expressions take the compiler's quick arithmetic (``decimals.quick``);
-    when an amount overflows it (E405), ``fn`` done again the careful way, whose E405 stands.
-    Either way the figures are the same exact ones: the quick way fails only loudly."""
-
-    @functools.wraps(fn)
-    def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        if not quick():
-            return fn(*args, **kwargs)
-        try:
-            return fn(*args, **kwargs)
-        except ContractlangError as exc:
-            if not any(d.code == "E405" for d in exc.diagnostics):
-                raise
-        with careful():
-            return fn(*args, **kwargs)
-
-    return run
+    raise too_large(run, where)
 
 
 @contextmanager
-def amounts_kept(contract: ast.Contract, file: str, source_text: str | None) -> Iterator[None]:
+def amounts_kept(run: ContractRun) -> Iterator[None]:
     """E405, with no allocation to name, for an amount too large to keep exactly that polars
     finds while it plans the contract's columns — a constant of the terms (``1000000000000000
     USD * (0.0000000001 * (1 / 3))``), before any row is read."""
@@ -216,13 +151,12 @@ def amounts_kept(contract: ast.Contract, file: str, source_text: str | None) -> 
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
         if not _overflowed(exc):
             raise
-        raise too_large(contract, file, source_text, None) from None
+        raise too_large(run, None) from None
 
 
-def too_large(
-    contract: ast.Contract, file: str, source_text: str | None, where: str | None
-) -> ContractlangError:
-    """E405 for ``contract``, naming the allocation or run where it happened."""
+def too_large(run: ContractRun, where: str | None) -> ContractlangError:
+    """E405 for ``run``'s contract, naming the allocation or run where it happened."""
+    contract, file, source_text = run.contract, run.file, run.source_text
     at = f" for {where}" if where else ""
     return ContractlangError(
         [
@@ -240,19 +174,13 @@ def too_large(
     )
 
 
-def fit_sums(
-    runs: pl.DataFrame,
-    columns: Sequence[str],
-    contract: ast.Contract,
-    file: str,
-    source_text: str | None,
-) -> pl.DataFrame:
+def fit_sums(runs: pl.DataFrame, columns: Sequence[str], run: ContractRun) -> pl.DataFrame:
     """``columns`` (128-bit sums) as 64-bit integers, or E405 naming the first run whose sum
     does not fit."""
     fits = pl.all_horizontal(pl.col(c).abs() <= INT64_MAX for c in columns)
     over = runs.filter(~fits)
     if over.height:
-        raise too_large(contract, file, source_text, f"run `{over['run_id'].sort()[0]}`")
+        raise too_large(run, f"run `{over['run_id'].sort()[0]}`")
     return runs.with_columns(pl.col(*columns).cast(pl.Int64))
 
 
@@ -296,17 +224,12 @@ def unpriced_allocations(wide: pl.DataFrame) -> pl.DataFrame:
     return wide.filter(unpriced)
 
 
-def check_priced(
-    contract: ast.Contract,
-    unpriced: pl.DataFrame,
-    count: int,
-    file: str,
-    source_text: str | None,
-) -> None:
+def check_priced(run: ContractRun, unpriced: pl.DataFrame, count: int) -> None:
     """E401 when ``count`` allocations are unpriced: ``unpriced`` holds the first
     :data:`MAX_NAMED` of them (:func:`unpriced_allocations`), which the message names."""
     if count == 0:
         return
+    contract, file, source_text = run.contract, run.file, run.source_text
     rows = unpriced.head(MAX_NAMED).to_dicts()
     named = "; ".join(
         f"`{r['alloc_id']}` of run `{r['run_id']}` ({r['capacity'] or 'no capacity'}, "
@@ -323,7 +246,7 @@ def check_priced(
                 f"allocation(s): {named}{tail}",
                 contract.name_span,
                 file=file,
-                help=f"{_why_unpriced(contract, unpriced.head(1))}; add a rate whose condition "
+                help=f"{_why_unpriced(run, unpriced.head(1))}; add a rate whose condition "
                 "holds for them (a rate without `when` prices everything left)",
             )
         ],
@@ -331,11 +254,11 @@ def check_priced(
     )
 
 
-def _why_unpriced(contract: ast.Contract, first: pl.DataFrame) -> str:
+def _why_unpriced(run: ContractRun, first: pl.DataFrame) -> str:
     """Why no rate priced ``first`` (one allocation): each rate's condition, and its price
     where the condition holds."""
-    env = Env(columns=dict(first.schema), promises=read_settings(contract).promise_exprs)
-    rates = [c for c in contract.clauses if isinstance(c, ast.Rate)]
+    env = Env(columns=dict(first.schema), promises=run.settings.promise_exprs)
+    rates = run.clauses.rates
     holds = [first.select(condition(r.when, env)).item() for r in rates]
     priced = [
         bool(h) and first.select(compile_expr(r.price, env).expr.is_not_null()).item()

@@ -5,5 +5,7 @@
   out and reparses its own output. It imports no data-frame library, so ``check`` and ``fmt``
   start fast.
 - :mod:`contractlang.pipeline.evaluation`: terms and a trace → facts → evaluation
-  (``evaluate``).
+  (``evaluate``, its options in one ``EvaluateOptions``).
+- :mod:`contractlang.pipeline.chosen`: the contracts asked for by name exist (E502), checked
+  once, before the trace is read.
 """

@@ -4,10 +4,12 @@
     read the files' schemas and run ids (:func:`~contractlang.trace.shards.read_files`)
     → deal the runs into shards by a stable hash of ``run_id``
     → for each shard, independently (:func:`run_shard`, here or as a Ray task): read and check
-      its rows, derive its facts, bill its allocations and sum its runs' money
+      its rows, derive its facts, bill its allocations and sum its runs' money (per contract,
+      the stages of :mod:`~contractlang.evaluate.stages` before ``caps_above``)
     → the global step (:func:`conclude_shards`): the verdict on every shard's findings (the
       diagnostics of the whole trace), then per contract the caps above the run, every run's
-      net, totals, promises and budgets, from the runs' sums alone.
+      net, totals, promises and budgets, from the runs' sums alone (the stages from
+      ``caps_above`` on).
 
 What the driver holds is a function of runs, not events: every run's sums, and for a ledger
 the columns of every allocation it reads (none when no ledger is asked for).
@@ -25,21 +27,18 @@ from pathlib import Path
 import polars as pl
 
 from contractlang.errors import ContractlangError, InternalError
-from contractlang.evaluate.caps import caps_by_level
-from contractlang.evaluate.engine import Billed, Progress, bill_allocations, conclude, run_money
+from contractlang.evaluate.contract_run import ContractRun
+from contractlang.evaluate.engine import Progress, contract_result, run_stages
 from contractlang.evaluate.ledger import ledger_columns
 from contractlang.evaluate.plan import AllocationPlan
 from contractlang.evaluate.results import Evaluation, PromiseBreaches
-from contractlang.evaluate.runs import merge_promises, promises
-from contractlang.evaluate.settings import read_settings
+from contractlang.evaluate.runs import merge_promises
+from contractlang.evaluate.stages import Staged, caps_above, need, run_sums
 from contractlang.evaluate.trace_checks import (
     MAX_NAMED,
     check_against_trace,
-    check_chosen,
     check_priced,
     negative_credit_warnings,
-    negative_credits,
-    unpriced_allocations,
 )
 from contractlang.lang.terms import Terms
 from contractlang.trace.derive import derive_facts
@@ -101,11 +100,12 @@ class ContractPart:
     """One contract over one shard: its runs' sums, and what the global step adds up."""
 
     plan: AllocationPlan
-    sums: pl.DataFrame
+    #: none when an allocation is unpriced (the global step's E401 comes first)
+    sums: pl.DataFrame | None
     allocations: int
     unpriced: pl.DataFrame
     unpriced_count: int
-    negative: list[int]
+    negative: tuple[int, ...]
     promises: PromiseBreaches
     ledger: pl.DataFrame
 
@@ -153,41 +153,39 @@ def run_shard(task: ShardTask) -> ShardResult:
         return ShardResult(loaded, error=(-1, BILLING, exc), events=schema, digests=digests)
     parts: list[ContractPart] = []
     for k, contract in enumerate(chosen):
-        file, text = terms.file_of(contract), terms.source_of(contract)
-        try:
-            billed = bill_allocations(contract, allocations, text, file=file)
+        run = ContractRun.of(contract, terms.file_of(contract), terms.source_of(contract))
+        staged = Staged(replace(run, shard=True), allocations, runs)
+        try:  # the stages up to the runs' sums
+            staged = run_stages(staged, until=run_sums)
         except ContractlangError as exc:
             return ShardResult(loaded, tuple(parts), (k, BILLING, exc), schema, digests)
-        unpriced = unpriced_allocations(billed.wide)
-        if unpriced.height:  # E401, raised by the global step, which sees every shard's
-            parts.append(_part(billed, unpriced, billed.wide.head(0), task))
+        if staged.unpriced_count:  # E401, raised by the global step, which sees every shard's
+            parts.append(_part(staged, task))
             continue
-        try:
-            sums = run_money(billed, runs)
+        try:  # the runs' sums, which the global step settles
+            staged = run_stages(staged, first=run_sums, until=caps_above)
         except ContractlangError as exc:
             return ShardResult(loaded, tuple(parts), (k, SUMMING, exc), schema, digests)
-        parts.append(_part(billed, unpriced, sums, task))
+        parts.append(_part(staged, task))
     return ShardResult(loaded, tuple(parts), None, schema, digests)
 
 
-def _part(
-    billed: Billed, unpriced: pl.DataFrame, sums: pl.DataFrame, task: ShardTask
-) -> ContractPart:
-    wide = billed.wide
+def _part(staged: Staged, task: ShardTask) -> ContractPart:
+    wide = need(staged.wide, "the allocations' amounts")
     if task.all_columns:
         kept = wide
     elif task.ledger:
-        kept = wide.select(ledger_columns(billed.plan))
+        kept = wide.select(ledger_columns(staged.plan))
     else:
         kept = wide.head(0).select("run_id")
     return ContractPart(
-        plan=billed.plan,
-        sums=sums,
-        allocations=wide.height,
-        unpriced=unpriced.head(MAX_NAMED),
-        unpriced_count=unpriced.height,
-        negative=negative_credits(wide, billed.plan),
-        promises=promises(wide, billed.settings),
+        plan=staged.plan,
+        sums=staged.sums,
+        allocations=staged.allocation_count,
+        unpriced=need(staged.unpriced, "the unpriced allocations"),
+        unpriced_count=staged.unpriced_count,
+        negative=staged.negative,
+        promises=need(staged.promises, "the promise breaches"),
         ledger=kept,
     )
 
@@ -279,9 +277,9 @@ def evaluate_sharded(
     :func:`~contractlang.pipeline.evaluation.evaluate`, but that its trace holds no events
     and, without ``ledger``, its contracts no allocations (with ``all_columns``, every column
     of every allocation, as a report reads them); with ``digest`` it carries the trace's
-    digest, taken a run at a time in the shards."""
+    digest, taken a run at a time in the shards. ``contracts`` names contracts of ``terms``
+    (E502 is the caller's: :func:`~contractlang.pipeline.chosen.check_chosen`)."""
     step = progress or (lambda _msg: None)
-    check_chosen(terms, contracts)
     step("reading the trace's runs")
     found = files if files is not None else read_files(trace)
     n = shards if shards is not None else auto_shards(found.rows)
@@ -376,7 +374,7 @@ def conclude_shards(
     keep = bool(results) and all(r.parts for r in results)
     contracts = []
     for k, contract in enumerate(chosen):
-        file, text = terms.file_of(contract), terms.source_of(contract)
+        run = ContractRun.of(contract, terms.file_of(contract), terms.source_of(contract))
         parts = [r.parts[k] for r in results if len(r.parts) > k]
         if first_error is not None and first_error[:2] == (k, BILLING):
             raise first_error[2]
@@ -384,34 +382,30 @@ def conclude_shards(
         if count:
             unpriced = pl.concat([p.unpriced for p in parts], how="vertical_relaxed")
             first = unpriced.sort("run_id", "attempt").head(MAX_NAMED)
-            check_priced(contract, first, count, file, text)
+            check_priced(run, first, count)
         if first_error is not None and first_error[0] == k:
             raise first_error[2]
         if not parts:
             raise InternalError("a valid shard gave no part of a contract")
-        billed = Billed(
-            contract,
-            read_settings(contract),
-            caps_by_level(contract, text),
-            parts[0].plan,
-            pl.concat([p.ledger for p in parts], how="vertical_relaxed"),
-            file,
-            text,
-        )
+        terms_plan = parts[0].plan
         negative = [sum(c) for c in zip(*(p.negative for p in parts), strict=True)]
-        result = conclude(
-            billed,
-            pl.concat([p.sums for p in parts], how="vertical_relaxed").sort("run_id"),
-            budgets,
-            allocations=sum(p.allocations for p in parts),
+        sums = [need(p.sums, "a shard's runs' sums") for p in parts]
+        staged = Staged(
+            run,
             promises=merge_promises([p.promises for p in parts]),
-            warnings=negative_credit_warnings(negative, billed.plan, file),
+            plan=terms_plan,
+            wide=pl.concat([p.ledger for p in parts], how="vertical_relaxed"),
+            allocation_count=sum(p.allocations for p in parts),
+            warnings=tuple(negative_credit_warnings(negative, terms_plan, run.file)),
+            sums=pl.concat(sums, how="vertical_relaxed").sort("run_id"),
         )
-        contracts.append(replace(result, allocations_kept=keep and _has_ledger(billed)))
+        result = contract_result(run_stages(staged, first=caps_above), budgets)
+        contracts.append(replace(result, allocations_kept=keep and _has_ledger(staged)))
     return Evaluation(
         tuple(contracts), terms.budgets, trace, (*terms.warnings, *trace.warnings), terms.sources
     )
 
 
-def _has_ledger(billed: Billed) -> bool:
-    return all(c in billed.wide.columns for c in ledger_columns(billed.plan))
+def _has_ledger(staged: Staged) -> bool:
+    wide = need(staged.wide, "the allocations' ledger columns")
+    return all(c in wide.columns for c in ledger_columns(staged.plan))

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from contractlang.evaluate.engine import Progress
-from contractlang.pipeline.evaluation import TermsLike, TraceLike, evaluate
+from contractlang.pipeline.evaluation import EvaluateOptions, TermsLike, TraceLike, evaluate
 from contractlang.reconcile.compare import compare, invoice_totals
 from contractlang.reconcile.invoice import (
     check_currency,
@@ -96,7 +96,7 @@ def reconcile(
         if isinstance(trace, Trace)
         else load_trace(trace, open_at=open_at, clock_skew=clock_skew, quarantine=quarantine)
     )
-    result = evaluate(terms, tr, progress=step, contracts=contracts)
+    result = evaluate(terms, tr, EvaluateOptions(contracts=contracts), progress=step)
     step("reconciling")
     lines = invoice_lines(tr)
     for c in result.contracts:

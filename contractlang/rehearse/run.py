@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from contractlang.errors import InternalError, cannot_write, os_reason
-from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.numbers import MICROS_PER_HOUR
 from contractlang.lang.terms import Terms
-from contractlang.pipeline.evaluation import evaluate
+from contractlang.pipeline.chosen import check_chosen
+from contractlang.pipeline.evaluation import EvaluateOptions, evaluate
 from contractlang.pipeline.language import load_terms
 from contractlang.rehearse.frame import to_frame
 from contractlang.rehearse.plan import RehearsalPlan, plan_rehearsals
@@ -81,7 +81,7 @@ def rehearse(
 def _evaluated(terms: Terms, plan: RehearsalPlan, record: Record) -> Rehearsal:
     frame = to_frame(record)
     try:
-        evaluation = evaluate(terms, frame, contracts=plan.contracts)
+        evaluation = evaluate(terms, frame, EvaluateOptions(contracts=plan.contracts))
     except TraceInvalid as exc:  # the trace is ours: a broken one is a bug, not bad input
         raise InternalError(f"the rehearsal's own trace is invalid: {exc}") from exc
     return Rehearsal(record, frame, evaluation)

@@ -21,11 +21,11 @@ import polars as pl
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, error, warning
 from contractlang.errors import ContractlangError, cannot_write, os_reason
 from contractlang.evaluate.results import ContractResult, Evaluation
-from contractlang.evaluate.trace_checks import check_chosen
 from contractlang.lang.ast import Contract
 from contractlang.lang.numbers import duration_human
 from contractlang.lang.terms import Terms
-from contractlang.pipeline.evaluation import TermsLike, evaluate
+from contractlang.pipeline.chosen import check_chosen
+from contractlang.pipeline.evaluation import EvaluateOptions, TermsLike, evaluate
 from contractlang.pipeline.language import load_terms
 from contractlang.simulate.bootstrap import RESAMPLES
 from contractlang.simulate.generate import BATCH_RUNS, OutOfRange, Simulator
@@ -97,7 +97,8 @@ def simulate(
                     raise _out_of_range(lw, exc) from None
                 step(f"evaluating trace {index} of {len(groups)}")
                 try:
-                    ev = evaluate(t, path, contracts=[c.name for c in members], progress=step)
+                    only = EvaluateOptions(contracts=[c.name for c in members])
+                    ev = evaluate(t, path, only, progress=step)
                 except ContractlangError as exc:
                     raise _explained(exc, w) from None
                 targets = (

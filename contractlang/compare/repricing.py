@@ -10,7 +10,7 @@ them is false (or none), the whole condition is false at every m (``false and x`
 allocations split once, at the staged evaluation:
 
 - *reachable*: all the charge-free conjuncts of at least one credit hold. These are evaluated
-  at each m by the code of :func:`~contractlang.evaluate.variants.at_multiplier` (rates from
+  at each m by the code of :func:`~contractlang.compare.variants.at_multiplier` (rates from
   the charge on, credits, allocation caps), in groups by the credits that can reach them: a
   credit that cannot reach an allocation is none there at every m, and is not computed;
 - *the rest*: no credit line at any m, so the credit pool is 0 and an allocation cap cuts
@@ -37,11 +37,14 @@ Example::
 
     >>> from fractions import Fraction
     >>> from contractlang import generate_trace, load_trace, derive_facts, terms_from_text
-    >>> from contractlang.evaluate.variants import at_multiplier, stage_contract
+    >>> from contractlang.compare.variants import at_multiplier
+    >>> from contractlang.evaluate.contract_run import ContractRun
+    >>> from contractlang.evaluate.engine import stage_contract
     >>> terms = terms_from_text('''contract "c" { currency USD rate 2 USD per gpu_hour
     ...   credit "queue" 10% of charge when queue_wait > 1 minute }''')
     >>> allocations, runs = derive_facts(load_trace(generate_trace(20, seed=1))).collect()
-    >>> staged = stage_contract(terms.contracts[0], allocations, runs, None)
+    >>> run = ContractRun.of(terms.contracts[0], "c.spot", None)
+    >>> staged = stage_contract(run, allocations, runs)
     >>> [(_, fast)] = prices_at(repricing(staged), [Fraction(3, 2)])
     >>> fast == at_multiplier(staged, Fraction(3, 2)).totals
     True
@@ -52,27 +55,30 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import polars as pl
 
+from contractlang.compare.variants import priceable
 from contractlang.compile import Env, condition
 from contractlang.decimals import MICROS, MONEY_SCALE, dec, lit_decimal
 from contractlang.errors import ContractlangError
-from contractlang.evaluate.billing import (
-    ContractClauses,
-    apply_credits,
-    apply_rates,
-    pick_rate,
-)
-from contractlang.evaluate.caps import apply_allocation_caps, apply_caps_above, cap_percent
+from contractlang.evaluate.billing import pick_rate
+from contractlang.evaluate.caps import cap_percent
+from contractlang.evaluate.contract_run import ContractClauses
 from contractlang.evaluate.results import Totals
-from contractlang.evaluate.runs import SUMS, settle, totals
 from contractlang.evaluate.settings import Settings
-from contractlang.evaluate.trace_checks import collect_amounts, fit_sums
-from contractlang.evaluate.variants import Staged
+from contractlang.evaluate.stages import (
+    Staged,
+    amounts,
+    charge,
+    fit_sums,
+    need,
+    priced,
+    through,
+)
 from contractlang.lang import ast
 from contractlang.lang.exact import constant_value
 from contractlang.lang.facts import FACTS, Stage
@@ -129,6 +135,8 @@ class Repricing:
     docstring)."""
 
     staged: Staged
+    #: the decimal places the picked prices need (:func:`~.variants.priceable`)
+    places: int
     #: (the credits that can reach them, the staged allocations' rows with the run's position)
     reachable: tuple[tuple[frozenset[int], pl.DataFrame], ...]
     numerators: pl.DataFrame  # the rest: the run's position and ``n`` (Int128)
@@ -153,15 +161,17 @@ def repricing(staged: Staged) -> Repricing | None:
     a price beyond the decimals at its places, an allocation cap whose limit could be below 0
     (the checker refuses that, E209), more credits than the bits of a 64-bit integer hold, or
     a precision past 18 places. Then each multiplier is evaluated whole."""
-    r = staged.result
-    s = r.settings
-    if not all(_never_negative(cap) for cap, _ in staged.caps["allocation"]):
+    s = staged.run.settings
+    if not all(_never_negative(cap) for cap, _ in staged.run.caps["allocation"]):
         return None
-    c = ContractClauses.of(r.contract, r.source_text)
+    c = staged.run.clauses
     if len(c.credits) > _MAX_CREDITS or s.precision > _MAX_PRECISION:
         return None
-    positions = staged.sums.select("run_id").with_row_index(_RUN)
-    wide = r.allocations.join(positions, on="run_id", how="left", maintain_order="left")
+    staged = priceable(staged)
+    places = need(staged.run.price_places, "the prices' places")
+    positions = need(staged.sums, "the runs' sums").select("run_id").with_row_index(_RUN)
+    allocations = need(staged.wide, "the allocations' amounts")
+    wide = allocations.join(positions, on="run_id", how="left", maintain_order="left")
     env = Env(columns=dict(wide.schema), promises=s.promise_exprs)
     # which credits can reach each allocation, as bits: credit k is 2^k
     reach = pl.sum_horizontal(
@@ -172,7 +182,8 @@ def repricing(staged: Staged) -> Repricing | None:
         flagged = wide.with_columns(_reach=reach)
     except pl.exceptions.PolarsError:  # a conjunct that cannot be read alone: no split
         return None
-    lf, base, units, per_us = _numerator(flagged.filter(pl.col("_reach") == 0).lazy(), staged)
+    free = flagged.filter(pl.col("_reach") == 0).lazy()
+    lf, base, units, per_us = _numerator(free, s, c, places)
     try:
         parts = lf.select(_RUN, units.alias("_units"), "gpus", "billable_us").collect()
     except pl.exceptions.PolarsError:  # a price beyond the decimals at its places
@@ -193,7 +204,7 @@ def repricing(staged: Staged) -> Repricing | None:
     (high,) = numerators.select(pl.col("n").max()).row(0)
     groups = _groups(flagged.filter(pl.col("_reach") != 0))
     return Repricing(
-        staged, groups, numerators, int(high or 0), base, price_gpus, longest, per_us,
+        staged, places, groups, numerators, int(high or 0), base, price_gpus, longest, per_us,
     )  # fmt: skip
 
 
@@ -221,14 +232,13 @@ def prices_at(
     rep: Repricing | None, multipliers: Sequence[Fraction]
 ) -> list[tuple[pl.DataFrame, Totals]] | None:
     """The settled runs and totals at each of ``multipliers`` — exactly those of
-    :func:`~contractlang.evaluate.variants.at_multiplier` — or ``None`` where the integer pass
+    :func:`~contractlang.compare.variants.at_multiplier` — or ``None`` where the integer pass
     would not be exact (a charge too large for it: then each is evaluated whole, and reports
     what is out of range)."""
     if rep is None or not multipliers:
         return None
-    places = rep.staged.price_places
     if not _fits_decimals(rep, multipliers) or any(
-        places + lit_decimal(m)[1] > MONEY_SCALE for m in multipliers
+        rep.places + lit_decimal(m)[1] > MONEY_SCALE for m in multipliers
     ):
         return None
     factors = [rep.base * m for m in multipliers]
@@ -239,7 +249,7 @@ def prices_at(
     widest = max(rep.high, reach, 2 * max(f.denominator for f in factors))
     narrow = widest < _INT64_ROOM
     dtype: PolarsIntegerType = pl.Int64 if narrow else pl.Int128
-    s = rep.staged.result.settings
+    s = rep.staged.run.settings
     n = pl.col("n").cast(dtype)
     lines = [
         _rounded(n * pl.lit(f.numerator, dtype), f.denominator, s, dtype)
@@ -253,10 +263,10 @@ def prices_at(
     for k, m in enumerate(multipliers):
         free = charges.select(_RUN, pl.col(f"_gross_{k}").alias("_free"))
         try:
-            runs = _settle(rep, free, _reached(rep, m))
+            settled = _settle(rep, free, _reached(rep, m))
         except ContractlangError:  # E405: the evaluation of the whole names where
             return None
-        out.append((runs, totals(runs, rep.staged.result.totals.allocations)))
+        out.append((need(settled.runs, "the settled runs"), need(settled.totals, "the totals")))
     return out
 
 
@@ -267,10 +277,10 @@ def _fits_decimals(rep: Repricing, multipliers: Sequence[Fraction]) -> bool:
     longest billable time; at the scale the product is held (at least 20 places). Where it may
     not, the evaluation of the whole reports E405."""
     m = max(multipliers)
-    scale = max(MONEY_SCALE, rep.staged.price_places + max(lit_decimal(x)[1] for x in multipliers))
+    scale = max(MONEY_SCALE, rep.places + max(lit_decimal(x)[1] for x in multipliers))
     d, n = rep.per_us.denominator, max(rep.per_us.numerator, 1)
     times = max(d, rep.longest_us // d + 1, 3600 * 10**6)
-    held = rep.price_gpus * m * times * n * 10 ** (scale - rep.staged.price_places)
+    held = rep.price_gpus * m * times * n * 10 ** (scale - rep.places)
     # the largest charge line in minor units: held as a Decimal(38, 20) times the minor unit
     minor = rep.high * rep.base * m
     return held < 10**36 and minor < 10**17
@@ -282,7 +292,7 @@ def _near_a_half(rep: Repricing, factors: Sequence[Fraction]) -> bool:
     evaluation's value, held at 20 places, may round the other way. With ``n × a / d`` the line
     in minor units and ``r = n × a mod d``, that is ``0 < |2r − d| < 2d × minor / 10¹⁸``: only
     a denominator that fine can have one, so most batches need no pass at all."""
-    minor = rep.staged.result.settings.minor
+    minor = rep.staged.run.settings.minor
     checks = []
     for k, f in enumerate(factors):
         a, d = f.numerator, f.denominator
@@ -301,22 +311,19 @@ def _reached(rep: Repricing, m: Fraction) -> pl.DataFrame:
     """The reachable allocations' moved sums per run at ``m``, evaluated from the charge (each
     group computing only the credits that can reach it; the others are none there at every
     m)."""
-    staged = rep.staged
-    r = staged.result
-    s = r.settings
-    c = ContractClauses.of(r.contract, r.source_text)
-    lines = [f"credit_{k}_minor" for k in range(len(c.credits))]
-    cuts = [f"cap_{k}_minor" for k in range(len(staged.caps["allocation"]))]
+    run = replace(rep.staged.run, multiplier=m)
+    lines = [f"credit_{k}_minor" for k in range(len(run.clauses.credits))]
+    cuts = [f"cap_{k}_minor" for k in range(len(run.caps["allocation"]))]
+    columns = ("run_id", "alloc_id", _RUN, "charge_minor", "credit_pool_minor", *lines, *cuts)
     pieces = []
     for credits, frame in rep.reachable:
-        lf, _ = apply_rates(frame.lazy(), c, s, m, staged.price_places)
-        lf, _ = apply_credits(lf, c, s, only=credits)
-        lf, _ = apply_allocation_caps(lf, staged.caps["allocation"], s)
-        columns = ("run_id", "alloc_id", _RUN, "charge_minor", "credit_pool_minor", *lines, *cuts)
-        pieces.append(lf.select(columns))
+        group = Staged(replace(run, credits_reaching=credits), lazy=frame.lazy())
+        billed = through(group, first=charge, until=amounts)  # the charge to the caps (7a)
+        pieces.append(need(billed.lazy, "the allocations").select(columns))
     if not pieces:
         return pl.DataFrame(schema={_RUN: pl.UInt32, **dict.fromkeys(MOVED, pl.Int128)})
-    wide = collect_amounts(pl.concat(pieces), r.contract, staged.file, r.source_text)
+    collected = through(Staged(run, lazy=pl.concat(pieces)), first=amounts, until=priced)
+    wide = need(collected.wide, "the allocations' amounts")
 
     def total(exprs: list[pl.Expr]) -> pl.Expr:
         return pl.sum_horizontal(exprs or [pl.lit(0, pl.Int64)]).cast(pl.Int128).sum()
@@ -329,12 +336,12 @@ def _reached(rep: Repricing, m: Fraction) -> pl.DataFrame:
     )
 
 
-def _settle(rep: Repricing, free: pl.DataFrame, reached: pl.DataFrame) -> pl.DataFrame:
+def _settle(rep: Repricing, free: pl.DataFrame, reached: pl.DataFrame) -> Staged:
     """The staged run sums with the moved ones at the multiplier (``free``: the charge lines
-    of allocations no credit reaches), checked to fit 64 bits, then the caps above and net."""
-    staged = rep.staged
-    r = staged.result
-    size = rep.staged.sums.height
+    of allocations no credit reaches), through the stages from their check that they fit 64
+    bits: the caps above, each run's net, the totals."""
+    sums = need(rep.staged.sums, "the runs' sums")
+    size = sums.height
 
     def per_run(frame: pl.DataFrame, column: str) -> pl.Series:
         """``frame``'s ``column`` at each run's position (0 for a run it does not hold)."""
@@ -343,10 +350,7 @@ def _settle(rep: Repricing, free: pl.DataFrame, reached: pl.DataFrame) -> pl.Dat
 
     moved = {x: per_run(reached, x) for x in MOVED}
     moved["gross_minor"] = moved["gross_minor"] + per_run(free, "_free")
-    joined = rep.staged.sums.with_columns(**moved)
-    runs = fit_sums(joined, SUMS, r.contract, staged.file, r.source_text)
-    runs, cuts = apply_caps_above(runs, staged.caps, r.settings)
-    return settle(runs, cuts, r.settings)
+    return through(replace(rep.staged, sums=sums.with_columns(**moved)), first=fit_sums)
 
 
 def _never_negative(cap: ast.Cap) -> bool:
@@ -359,17 +363,13 @@ def _never_negative(cap: ast.Cap) -> bool:
 
 
 def _numerator(
-    lf: pl.LazyFrame, staged: Staged
+    lf: pl.LazyFrame, s: Settings, c: ContractClauses, places: int
 ) -> tuple[pl.LazyFrame, Fraction, pl.Expr, Fraction]:
-    """The picked price as an exact integer of its own places (its decimal's unscaled value:
-    the places drop nothing, :func:`~contractlang.evaluate.billing.price_places`), the fraction
-    that turns ``n = price × gpus × billable_us`` into minor units, and the price's factor per
-    µs."""
-    r = staged.result
-    s = r.settings
-    c = ContractClauses.of(r.contract, r.source_text)
+    """The picked price as an exact integer of its own ``places`` (its decimal's unscaled
+    value: the places drop nothing, :func:`~contractlang.compare.variants.price_places`), the
+    fraction that turns ``n = price × gpus × billable_us`` into minor units, and the price's
+    factor per µs."""
     lf, price = pick_rate(lf, c, s, chosen=True)
-    places = staged.price_places
     units = price.expr.cast(dec(places)).to_physical()
     return lf, price.factor * MICROS * s.minor / 10**places, units, price.factor * MICROS
 
