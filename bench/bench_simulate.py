@@ -12,7 +12,7 @@ interpreter and the libraries hold before the step).
 Steps:
 
 - ``floor``: write as many rows as the generation wrote, with the same columns and types, in
-  the same batches, through the same writer (:func:`contractlang.simulate.write.write_batches`),
+  the same batches, through the same writer (:func:`contractlang.simulate.write.sink_atomically`),
   each batch filled by the cheapest means (repeated ids, a range of times): what writing that
   many rows costs, whatever the simulation;
 - ``generate``: :class:`contractlang.simulate.generate.Simulator` for the workload below (every
@@ -77,7 +77,7 @@ def step_generate(runs: int, out: Path) -> dict[str, Any]:
     from contractlang.simulate.generate import Simulator  # noqa: PLC0415
     from contractlang.simulate.provider import Promises  # noqa: PLC0415
     from contractlang.simulate.workload import parse_workload  # noqa: PLC0415
-    from contractlang.simulate.write import write_batches  # noqa: PLC0415
+    from contractlang.simulate.write import sink_atomically  # noqa: PLC0415
 
     w = parse_workload(WORKLOAD.format(runs=runs), "bench.toml").workload
     base = peak_rss_gb()
@@ -94,7 +94,7 @@ def step_generate(runs: int, out: Path) -> dict[str, Any]:
             sizes.append(frame.height)
             yield frame
 
-    rows = write_batches(out, sim.columns.schema(), batches)
+    rows = sink_atomically(out, sim.columns.schema(), batches)
     seconds, cpu = time.perf_counter() - t, cpu_seconds() - cpu
     (out.parent / "sizes.json").write_text(json.dumps(sizes))
     return {
@@ -115,7 +115,7 @@ def step_floor(sizes_file: Path, out: Path) -> dict[str, Any]:
 
     from contractlang.simulate.events import Columns  # noqa: PLC0415
     from contractlang.simulate.workload import parse_workload  # noqa: PLC0415
-    from contractlang.simulate.write import write_batches  # noqa: PLC0415
+    from contractlang.simulate.write import sink_atomically  # noqa: PLC0415
 
     sizes = json.loads(sizes_file.read_text())
     w = parse_workload(WORKLOAD.format(runs=1), "bench.toml").workload
@@ -144,7 +144,7 @@ def step_floor(sizes_file: Path, out: Path) -> dict[str, Any]:
             )
             yield frame.with_columns(pl.col("ts").dt.replace_time_zone("UTC")).cast(schema)
 
-    rows = write_batches(out, schema, batches)
+    rows = sink_atomically(out, schema, batches)
     seconds, cpu = time.perf_counter() - t, cpu_seconds() - cpu
     return {"seconds": seconds, "cpu_seconds": cpu, "rows": rows, "base_gb": base}
 

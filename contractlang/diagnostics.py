@@ -195,6 +195,15 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() or c == "\t" else f"\\x{ord(c):02x}" for c in text)
 
 
+def shortened(text: str, most: int = 40) -> str:
+    """A flag's text as a message quotes it: at most ``most`` characters.
+
+    >>> shortened("1" * 50 + "s")
+    '111111111111111111111111111111111111111…'
+    """
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
 def error(code: str, message: str, span: Span, **kw: Any) -> Diagnostic:
     return Diagnostic(code, message, span, severity=Severity.ERROR, **kw)
 

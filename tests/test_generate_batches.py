@@ -24,7 +24,12 @@ from support.cli import no_traceback, run
 
 from contractlang.trace import generate as gen
 from contractlang.trace import load_trace, sink
-from contractlang.trace.generate import generate_batches, generate_trace, write_batches, write_trace
+from contractlang.trace.generate import (
+    generate_batches,
+    generate_trace,
+    write_generated,
+    write_trace,
+)
 
 
 def test_up_to_a_batch_the_trace_is_the_same_bytes(tmp_path: Path) -> None:
@@ -220,7 +225,7 @@ def test_a_stopped_write_writes_nothing_more_and_says_it_is_still_at_work(
         began = time.monotonic()
         timer.start()
         with pytest.raises(Stop):
-            write_batches(batches(), out)
+            write_generated(batches(), out)
         took = time.monotonic() - began
     finally:
         timer.cancel()
@@ -253,7 +258,7 @@ def test_a_failed_write_is_raised_once_no_batch_is_being_made(tmp_path: Path, su
     full.symlink_to("/dev/full")
     release.start()
     with pytest.raises(OSError, match="No space left on device") as failed:
-        write_batches(batches(), full)
+        write_generated(batches(), full)
     assert failed.value.strerror == "No space left on device"  # the system's, not polars'
     assert not sink.stopped_writes_running()
 

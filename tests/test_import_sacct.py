@@ -421,6 +421,21 @@ def test_counts_and_times_out_of_the_trace_s_range_are_rejected_not_crashes(tmp_
     assert r.report.rejects[1].reason == "`Submit` value `9999-12-31T23:00:00` is out of range"
 
 
+def test_a_count_the_trace_s_column_holds_is_judged_by_the_trace_s_rules(tmp_path: Path) -> None:
+    # 10,000,001 GPUs fit the 64-bit count column, so the row maps; one allocation of a trace
+    # may have at most 10,000,000 (trace.limits.MAX_GPUS): T020 at its row, under I006
+    row = "1|a|COMPLETED|2025-01-01T00:00:00|2025-01-01T00:00:00|2025-01-01T01:00:00|01:00:00|"
+    assert codes(sacct(tmp_path, row + "gres/gpu=10000000|0")) == []
+    with pytest.raises(ContractlangError) as info:
+        sacct(tmp_path, row + "gres/gpu=10000001|0")
+    found = [(d.code, d.message) for d in info.value.diagnostics if d.is_error]
+    assert found[0][0] == "I006"
+    assert found[1] == (
+        "T020",
+        "`gpus` value `10000001` is more than contractlang supports in one allocation (10,000,000)",
+    )
+
+
 def test_digits_are_ascii_digits(tmp_path: Path) -> None:
     # `str.isdigit` takes `²` (which `int` refuses: an internal error) and `٣` (which `int`
     # reads as 3); sacct writes ASCII digits, so anything else is not a number

@@ -11,8 +11,8 @@ from support.cli import no_traceback
 from support.cli import run as run_cli
 from typer.testing import Result
 
-from contractlang.cli import common
 from contractlang.cli import trace as cli_trace
+from contractlang.errors import os_reason
 from contractlang.lang.frames import ALLOCATION_SCHEMA, RUN_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,7 +172,7 @@ def test_generate_reports_a_failed_write_cleanly(
     def refuse(batches: object, path: Path, kind: str | None = None) -> None:
         raise OSError(f"Permission denied (os error 13): {path}")  # as polars raises it
 
-    monkeypatch.setattr(cli_trace, "write_batches", refuse)
+    monkeypatch.setattr(cli_trace, "write_generated", refuse)
     out = tmp_path / "g.ndjson"
     result = run("generate", "--runs", "2", "--out", str(out))
     no_traceback(result)
@@ -189,7 +189,7 @@ def test_generate_reports_a_failed_write_cleanly(
     ],
 )
 def test_os_reason(exc: OSError, reason: str) -> None:
-    assert common.os_reason(exc) == reason
+    assert os_reason(exc) == reason
 
 
 def test_generate_is_deterministic_and_valid(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def make_large_trace(runs: int, seed: int, path: Path) -> None:
     ``contractlang trace generate`` makes it (:func:`~contractlang.trace.generate.
     generate_batches`: never more than one batch held)."""
     # imported here, in the process that makes the trace (not a measured step)
-    from contractlang.trace.generate import generate_batches, write_batches  # noqa: PLC0415
+    from contractlang.trace.generate import generate_batches, write_generated  # noqa: PLC0415
 
-    events, _ = write_batches(generate_batches(runs, seed), path)
+    events, _ = write_generated(generate_batches(runs, seed), path)
     print(f"generated {events:,} events", file=sys.stderr, flush=True)

@@ -23,7 +23,6 @@ import errno
 import functools
 import io
 import os
-import re
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -32,8 +31,16 @@ from typing import TYPE_CHECKING, NoReturn, ParamSpec, TextIO, TypeVar, cast
 
 import typer
 
-from contractlang.diagnostics import NO_SPAN, Diagnostic, Source, error, render_all, to_json_text
-from contractlang.errors import ContractlangError, ExitCode, InternalError
+from contractlang.diagnostics import Diagnostic, Source, render_all, to_json_text
+from contractlang.errors import (
+    STDERR,
+    STDOUT,
+    ContractlangError,
+    ExitCode,
+    InternalError,
+    cannot_write,
+    os_reason,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,9 +48,6 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-STDOUT = "standard output"
-STDERR = "standard error"
 
 #: The exit code of a command stopped by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT, as shells
 #: report an interrupted command; typer exits so on ``KeyboardInterrupt``).
@@ -107,7 +111,7 @@ def stream_failed(exc: StreamFailed) -> int:
     if exc.stream == STDOUT:
         _silence(sys.stdout)
     try:
-        print_diagnostics(write_error(exc.stream, os_reason(exc.error)).diagnostics, {})
+        print_diagnostics(cannot_write(exc.stream, os_reason(exc.error)).diagnostics, {})
     except StreamFailed:
         _silence(sys.stderr)  # the message stays in its buffer
     return int(ExitCode.BAD_INPUT)
@@ -129,31 +133,6 @@ def stop_on_signals() -> None:
     for s in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(s) is not signal.SIG_IGN:
             signal.signal(s, stop)
-
-
-def write_error(path: object, reason: str) -> ContractlangError:
-    """E501: ``path`` (a ``Path``, :data:`STDOUT` or :data:`STDERR`) could not be written, and
-    why."""
-    where = path if path in (STDOUT, STDERR) else f"`{path}`"
-    return ContractlangError(
-        [error("E501", f"cannot write {where}: {reason}", NO_SPAN, file="contractlang")]
-    )
-
-
-def os_reason(exc: BaseException) -> str:
-    """Why a write failed, in lowercase words: ``exc.strerror``, or for the errors polars
-    raises (``No space left on device (os error 28): /path``) their text without the code and
-    path.
-
-    >>> os_reason(OSError("Not a directory (os error 20): /tmp/a/b.parquet"))
-    'not a directory'
-    >>> os_reason(OSError(errno.ENOSPC, "No space left on device"))
-    'no space left on device'
-    """
-    strerror = getattr(exc, "strerror", None)
-    text = strerror or re.sub(r"\s*\(os error \d+\).*$", "", str(exc), flags=re.DOTALL)
-    text = text.strip().splitlines()[0] if text.strip() else "write error"
-    return text[0].lower() + text[1:]
 
 
 class _StandardOutput(io.TextIOBase):
@@ -180,7 +159,7 @@ class _StandardOutput(io.TextIOBase):
     def _do(action: Callable[[TextIO], int | None]) -> int:
         stream = sys.stdout
         if stream is None:
-            raise write_error(STDOUT, "it is closed")
+            raise cannot_write(STDOUT, "it is closed")
         try:
             return action(stream) or 0
         except BrokenPipeError:
@@ -188,13 +167,13 @@ class _StandardOutput(io.TextIOBase):
         except StreamFailed as failed:  # sys.stdout tagged by the entry point
             if failed.error.errno == errno.EPIPE:
                 raise PipeClosed from None
-            raise write_error(STDOUT, os_reason(failed.error)) from None
+            raise cannot_write(STDOUT, os_reason(failed.error)) from None
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 raise PipeClosed from None
-            raise write_error(STDOUT, os_reason(exc)) from None
+            raise cannot_write(STDOUT, os_reason(exc)) from None
         except ValueError:  # "I/O operation on closed file"
-            raise write_error(STDOUT, "it is closed") from None
+            raise cannot_write(STDOUT, "it is closed") from None
 
 
 _stdout = _StandardOutput()

@@ -35,10 +35,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from contractlang.cli.common import os_reason, write_error
 from contractlang.cli.inputs import usage_error
 from contractlang.diagnostics import NO_SPAN, NOT_UTF8_NAME, RENAME, error, utf8_name
-from contractlang.errors import ContractlangError
+from contractlang.errors import ContractlangError, cannot_write, os_reason
 
 TABLE_SUFFIXES = (".parquet", ".csv")
 TRACE_SUFFIXES = (".parquet", ".pq", ".csv", ".ndjson", ".jsonl")
@@ -147,10 +146,10 @@ class Outputs:
             except FileExistsError:
                 if not path.is_dir():
                     self.remove_empty_folders()
-                    raise write_error(path, "a file of that name appeared") from None
+                    raise cannot_write(path, "a file of that name appeared") from None
             except OSError as exc:
                 self.remove_empty_folders()
-                raise write_error(path, os_reason(exc)) from None
+                raise cannot_write(path, os_reason(exc)) from None
             else:
                 self._made.append(path)
         self._to_make = []
@@ -249,7 +248,7 @@ def write_file(
     ``path`` as it was (a symbolic link that loops, E501 too, stays a link)."""
     looping = _looping(path)
     if looping:
-        raise write_error(path, f"{looping} is a symbolic link that loops")
+        raise cannot_write(path, f"{looping} is a symbolic link that loops")
     target = Path(os.path.realpath(path))
     try:
         st: os.stat_result | None = target.stat()
@@ -259,12 +258,12 @@ def write_file(
         _write_through(path, target, write, failures)  # a device or a FIFO
         return
     if st is not None and not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
-        raise write_error(path, "the file is read-only")
+        raise cannot_write(path, "the file is read-only")
     mode = stat.S_IMODE(st.st_mode) if st is not None else _new_file_mode()
     try:
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
-        raise write_error(path, os_reason(exc)) from None
+        raise cannot_write(path, os_reason(exc)) from None
     os.close(fd)
     tmp = Path(name)
     try:
@@ -272,7 +271,7 @@ def write_file(
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except OSError as exc:
-        raise write_error(path, os_reason(exc)) from None
+        raise cannot_write(path, os_reason(exc)) from None
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -339,20 +338,20 @@ def write_together(
 def _replacement(path: Path) -> _Replacement:
     looping = _looping(path)
     if looping:
-        raise write_error(path, f"{looping} is a symbolic link that loops")
+        raise cannot_write(path, f"{looping} is a symbolic link that loops")
     target = Path(os.path.realpath(path))
     try:
         st = target.stat()
     except FileNotFoundError:
         return _Replacement(path, target, _new_file_mode(), exists=False)
     except OSError as exc:
-        raise write_error(path, os_reason(exc)) from None
+        raise cannot_write(path, os_reason(exc)) from None
     if stat.S_ISDIR(st.st_mode):
-        raise write_error(path, "it is a folder")
+        raise cannot_write(path, "it is a folder")
     if not stat.S_ISREG(st.st_mode):
-        raise write_error(path, "it is not a regular file, so it cannot be replaced")
+        raise cannot_write(path, "it is not a regular file, so it cannot be replaced")
     if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
-        raise write_error(path, "the file is read-only")
+        raise cannot_write(path, "the file is read-only")
     return _Replacement(path, target, stat.S_IMODE(st.st_mode), exists=True)
 
 
@@ -437,7 +436,7 @@ def _reported(path: Path) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        raise write_error(path, os_reason(exc)) from None
+        raise cannot_write(path, os_reason(exc)) from None
 
 
 def _write_through(
@@ -473,7 +472,7 @@ def _guarded(
     try:
         action()
     except caught as exc:
-        raise write_error(path, os_reason(exc)) from None
+        raise cannot_write(path, os_reason(exc)) from None
 
 
 def _new_file_mode() -> int:

@@ -8,13 +8,13 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from decimal import Decimal
 from pathlib import Path
 
-from contractlang.cli.common import err, os_reason
+from contractlang.cli.common import err
 from contractlang.diagnostics import NO_SPAN, error
-from contractlang.errors import ContractlangError
-from contractlang.lang.numbers import MAX_TS, MIN_TS, TRACE_DAYS
+from contractlang.errors import ContractlangError, os_reason
+from contractlang.lang.durations import BadDuration, DurationReader
+from contractlang.lang.numbers import LONGEST_US, TRACE_DAYS
 
 
 def usage_error(message: str, help: str | None = None) -> ContractlangError:
@@ -71,12 +71,17 @@ def split_terms_and_traces(paths: Sequence[Path]) -> tuple[list[Path], list[Path
     return terms, traces
 
 
-_DURATION = re.compile(
-    r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(us|µs|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)?\s*$"
+#: A duration flag (``--clock-skew``): seconds when no unit is written; at most the span of the
+#: times a trace may hold, as no two of its times are further apart.
+FLAG_DURATIONS = DurationReader(
+    frozenset(
+        {"us", "µs", "ms", "s", "sec", "secs", "second", "seconds"}
+        | {"m", "min", "mins", "minute", "minutes", "h", "hour", "hours"}
+    ),
+    LONGEST_US,
+    f"the times a trace holds ({TRACE_DAYS})",
+    bare="s",
 )
-_UNIT_US = {"us": 1, "µs": 1, "ms": 1_000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000}
-#: The longest duration flag: from the first to the last time a trace may hold.
-_LONGEST_US = (MAX_TS - MIN_TS) // timedelta(microseconds=1)
 
 
 def parse_duration(value: str, flag: str) -> timedelta:
@@ -85,21 +90,10 @@ def parse_duration(value: str, flag: str) -> timedelta:
     >>> parse_duration("500ms", "--clock-skew"), parse_duration("2 min", "--clock-skew")
     (datetime.timedelta(microseconds=500000), datetime.timedelta(seconds=120))
     """
-    m = _DURATION.match(value)
-    if m is None:
-        raise usage_error(
-            f"`{flag} {value}` is not a duration",
-            help="write it as a number and a unit, such as `1s`, `500ms` or `2min`",
-        )
-    unit = (m.group(2) or "s").lower()
-    key = "s" if unit.startswith("sec") else "m" if unit.startswith("m") and unit != "ms" else unit
-    key = "h" if key.startswith("h") else key
-    micros = Decimal(m.group(1)) * _UNIT_US[key]
-    if micros != micros.to_integral_value():
-        raise usage_error(f"`{flag} {value}` is finer than a microsecond")
-    if micros > _LONGEST_US:  # no two times of a trace are further apart
-        raise usage_error(f"`{flag} {value}` is longer than the times a trace holds ({TRACE_DAYS})")
-    return timedelta(microseconds=int(micros))
+    try:
+        return FLAG_DURATIONS.delta(value, flag)
+    except BadDuration as exc:
+        raise usage_error(exc.message, help=exc.help) from None
 
 
 def parse_on_invalid(value: str | None) -> Path | None:

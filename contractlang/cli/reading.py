@@ -14,7 +14,10 @@ from contractlang.cli.common import err
 from contractlang.cli.files import TRACE_SUFFIXES, Outputs
 from contractlang.cli.inputs import parse_duration, parse_on_invalid, parse_open_at
 from contractlang.cli.tables import write_trace_file
+from contractlang.lang.durations import written
+from contractlang.lang.numbers import micros
 from contractlang.render.common.numbers import counted
+from contractlang.trace import load
 from contractlang.trace.model import Trace
 
 OpenAt = Annotated[
@@ -43,7 +46,8 @@ OnInvalid = Annotated[
         "runs with no error and write the others, with their rows and reasons, to PATH.",
     ),
 ]
-DEFAULT_CLOCK_SKEW = "1s"
+#: The default of ``--clock-skew``: the trace reader's own, as the flag writes it (``1s``).
+DEFAULT_CLOCK_SKEW = written(micros(load.DEFAULT_CLOCK_SKEW))
 
 
 @dataclass(frozen=True)

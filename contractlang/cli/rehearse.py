@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from contractlang.cli.common import (
+    INTERRUPTED,
     OutputFormat,
     err,
     exit_with,
@@ -41,9 +42,6 @@ from contractlang.rehearse.settings import (
 from contractlang.render.rehearse.json import render_json
 from contractlang.render.rehearse.terminal import render_rehearsal
 from contractlang.render.report import REPORT_SUFFIXES
-
-#: The exit code of a rehearsal stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells use).
-INTERRUPTED = 130
 
 
 def exit_code(report: RehearsalReport) -> ExitCode:

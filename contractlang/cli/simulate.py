@@ -14,10 +14,8 @@ from contractlang.cli.common import (
     err,
     exit_with,
     guarded,
-    os_reason,
     out,
     print_diagnostics,
-    write_error,
     write_stdout,
 )
 from contractlang.cli.files import Outputs
@@ -25,7 +23,7 @@ from contractlang.cli.inputs import progress_status, usage_error
 from contractlang.cli.options import Format, Ledger, Runs, TraceOut
 from contractlang.cli.report import Report, write_report
 from contractlang.cli.tables import write_table
-from contractlang.errors import ExitCode
+from contractlang.errors import ExitCode, cannot_write, os_reason
 from contractlang.evaluate.results import Evaluation
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.language import load_terms
@@ -87,7 +85,7 @@ def trace_dir(path: Path | None) -> Iterator[None]:
     try:
         path.mkdir(exist_ok=True)
     except OSError as exc:
-        raise write_error(path, os_reason(exc)) from None
+        raise cannot_write(path, os_reason(exc)) from None
     try:
         yield
     except BaseException:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import polars as pl
 
-from contractlang.cli.common import write_error
 from contractlang.cli.files import write_file
 from contractlang.cli.inputs import usage_error
+from contractlang.errors import cannot_write
 from contractlang.render.common.tables import spreadsheet_safe
 from contractlang.trace.generate import write_trace
 
@@ -28,7 +28,7 @@ def write_table(frame: pl.DataFrame, path: Path, numbers: Collection[str] = ()) 
     if path.suffix.lower() == ".csv":
         nested = [c for c, t in frame.schema.items() if t.is_nested()]
         if nested:
-            raise write_error(
+            raise cannot_write(
                 path,
                 f"CSV cannot hold column `{nested[0]}`, which holds records or lists; "
                 "write Parquet (`.parquet`) instead",

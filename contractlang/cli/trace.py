@@ -59,7 +59,7 @@ from contractlang.trace.generate import (
     SPAN,
     generate_batches,
     latest_time,
-    write_batches,
+    write_generated,
 )
 from contractlang.trace.model import Trace
 from contractlang.trace.schema import TraceSummary
@@ -208,7 +208,7 @@ def register(app: typer.Typer) -> None:
             step(f"generating {runs:,} runs into {out_path}")
             write_file(
                 out_path,
-                lambda target: counts.append(write_batches(batches(), target, kind=kind)),
+                lambda target: counts.append(write_generated(batches(), target, kind=kind)),
                 POLARS_FAILURES,
             )
         ((events, allocations),) = counts

@@ -43,10 +43,7 @@ from contractlang.evaluate.contract_run import ContractClauses, ContractRun
 from contractlang.evaluate.plan import Term
 from contractlang.evaluate.settings import Settings, round_up
 from contractlang.lang import ast
-from contractlang.lang.numbers import INT64_MAX, MICROS_PER_SECOND
-
-#: Microseconds in an hour: the unit a charge is split at when its price's own is longer.
-MICROS_PER_HOUR = 3600 * MICROS_PER_SECOND
+from contractlang.lang.numbers import INT64_MAX, MICROS_PER_HOUR
 
 
 def minor_units(expr: pl.Expr, s: Settings) -> pl.Expr:

@@ -22,9 +22,11 @@ from decimal import Decimal
 from fractions import Fraction
 
 MICROS_PER_SECOND = 1_000_000
+MICROS_PER_MINUTE = 60 * MICROS_PER_SECOND
+MICROS_PER_HOUR = 60 * MICROS_PER_MINUTE
+MICROS_PER_DAY = 24 * MICROS_PER_HOUR
 #: The largest 64-bit integer: minor units and sums are kept as ``Int64``.
 INT64_MAX = 2**63 - 1
-MICROS_PER_HOUR = 3600 * MICROS_PER_SECOND
 
 #: The earliest timestamp a trace may hold (inclusive).
 MIN_TS = datetime(1900, 1, 1, tzinfo=UTC)

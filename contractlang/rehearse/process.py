@@ -25,8 +25,7 @@ from types import FrameType
 from typing import IO, Literal
 
 from contractlang.diagnostics import NO_SPAN, error
-from contractlang.errors import ContractlangError
-from contractlang.rehearse.settings import cannot_write
+from contractlang.errors import ContractlangError, cannot_write, os_reason
 
 POLL_SECONDS = 0.01  # how often the events file is read
 REAPER = Path(__file__).with_name("reaper.py")
@@ -286,7 +285,7 @@ def _log_file(path: str) -> IO[bytes]:
     try:
         return open(path, "wb")
     except OSError as exc:
-        raise cannot_write(path, exc) from None
+        raise cannot_write(path, os_reason(exc)) from None
 
 
 def survivors(pgid: int, wait: float = 0.0) -> list[int]:

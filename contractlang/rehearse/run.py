@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from contractlang.errors import InternalError
+from contractlang.errors import InternalError, cannot_write, os_reason
+from contractlang.lang.numbers import MICROS_PER_HOUR
 from contractlang.lang.terms import Terms
 from contractlang.pipeline.chosen import check_chosen
 from contractlang.pipeline.evaluation import EvaluateOptions, evaluate
@@ -24,12 +25,11 @@ from contractlang.rehearse.plan import RehearsalPlan, plan_rehearsals
 from contractlang.rehearse.record import AllocationRecord, Record, RecordedEvent
 from contractlang.rehearse.results import Rehearsal, RehearsalReport
 from contractlang.rehearse.scheduler import run_rehearsal
-from contractlang.rehearse.settings import RehearsalSettings, cannot_write, setting_error
+from contractlang.rehearse.settings import RehearsalSettings, setting_error
 from contractlang.rehearse.state import days, recorded_limit, too_long
 from contractlang.trace.problems import TraceInvalid
 
 Progress = Callable[[str], None]
-HOUR_US = 3_600_000_000
 
 
 def rehearse(
@@ -109,9 +109,11 @@ def _preflight(terms: Terms, plan: RehearsalPlan, settings: RehearsalSettings) -
     events = (
         RecordedEvent(0, "scheduler", "requested", alloc),
         RecordedEvent(0, "scheduler", "started", alloc),
-        RecordedEvent(HOUR_US, "scheduler", "released", alloc, 1),
+        RecordedEvent(MICROS_PER_HOUR, "scheduler", "released", alloc, 1),
     )
-    end = AllocationRecord(alloc, 1, 0, 0, HOUR_US, "released", 1, None, None, 0, None, 1, 1)
+    end = AllocationRecord(
+        alloc, 1, 0, 0, MICROS_PER_HOUR, "released", 1, None, None, 0, None, 1, 1
+    )
     probe = Record(
         plan=plan,
         run_id=settings.run_id,
@@ -153,11 +155,11 @@ def _workdir(given: Path | None) -> tuple[Path, bool]:
         except OSError as exc:
             raise cannot_write(
                 Path(tempfile.gettempdir()),
-                exc,
+                os_reason(exc),
                 help="set TMPDIR to a folder that can be written, or give `--workdir DIR`",
             ) from None
     try:
         given.mkdir(exist_ok=True)
     except OSError as exc:
-        raise cannot_write(given, exc) from None
+        raise cannot_write(given, os_reason(exc)) from None
     return given.resolve(), False

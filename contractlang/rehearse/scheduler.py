@@ -17,13 +17,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from contractlang.diagnostics import NO_SPAN, error
-from contractlang.errors import ContractlangError
+from contractlang.errors import ContractlangError, cannot_write, os_reason
 from contractlang.rehearse.allocation import AllocationRun
 from contractlang.rehearse.clock import Clock
 from contractlang.rehearse.plan import RehearsalPlan
 from contractlang.rehearse.process import Reaper, stop_on_signals
 from contractlang.rehearse.record import AllocationRecord, Interrupt, Record, percent
-from contractlang.rehearse.settings import RehearsalSettings, cannot_write
+from contractlang.rehearse.settings import RehearsalSettings
 from contractlang.rehearse.state import FILE, RunState, days, recorded_limit, too_long
 
 Progress = Callable[[str], None]
@@ -42,7 +42,7 @@ def run_rehearsal(
     try:
         ckdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise cannot_write(ckdir, exc) from None
+        raise cannot_write(ckdir, os_reason(exc)) from None
     real0 = time.monotonic_ns()
     started_at = datetime.now(UTC)
     state = RunState(

@@ -21,57 +21,36 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
 
-from contractlang.diagnostics import NO_SPAN, error
+from contractlang.diagnostics import NO_SPAN, error, shortened
 from contractlang.errors import ContractlangError
-from contractlang.lang.numbers import MICROS_PER_SECOND
+from contractlang.lang.durations import BadDuration, DurationReader
+from contractlang.lang.numbers import MICROS_PER_DAY
 from contractlang.lang.vocabulary import ENUMS, TIME_UNITS
 from contractlang.trace.limits import MAX_DECIMAL, MAX_GPUS, MAX_STEP
 
 MOCK_MODULE = "contractlang.mock_trainer"
-#: Unit words of a duration flag, in seconds: the language's units and their short forms.
-DURATION_UNITS: dict[str, Fraction] = {
-    **{u: Fraction(s) for u, s in TIME_UNITS.items()},
-    **{u + "s": Fraction(s) for u, s in TIME_UNITS.items()},
-    "ms": Fraction(1, 1000),
-    "s": Fraction(1),
-    "sec": Fraction(1),
-    "m": Fraction(60),
-    "min": Fraction(60),
-    "h": Fraction(3600),
-    "d": Fraction(86400),
-}
-_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*")
 #: The most interrupts one rehearsal plans (each is a real allocation of the job).
 MAX_INTERRUPTS = 1000
 #: The longest notice lead or replacement wait a flag may ask for: 365 days.
-MAX_DURATION_US = 365 * 86_400 * MICROS_PER_SECOND
+MAX_DURATION_US = 365 * MICROS_PER_DAY
+#: ``--notice`` and ``--replacement-wait``: a number and a unit (in any case), at most 365 days.
+DURATIONS = DurationReader(
+    frozenset({"ms", "s", "sec", "m", "min", "h", "d"} | TIME_UNITS.keys())
+    | {unit + "s" for unit in TIME_UNITS},
+    MAX_DURATION_US,
+    "365 days",
+    any_case=True,
+    long_help="a rehearsal's notice leads and waits are really waited (`--time-scale` "
+    "shortens them) and recorded in its trace",
+)
 #: The most a rehearsal may be sped up (a 365-day wait then takes 32 s).
 MAX_TIME_SCALE = 1_000_000
-#: The most decimal places of ``--time-scale`` and of a duration flag's number.
+#: The most decimal places of ``--time-scale``.
 _PLACES = 6
 #: The most places of ``--price`` (as the trace's money columns hold).
 PRICE_PLACES = 18
 #: Signals that cannot be a notice: the job could not see them.
 _NOT_NOTICES = (signal.SIGKILL, signal.SIGSTOP)
-
-
-def cannot_write(path: Path | str, exc: OSError, help: str | None = None) -> ContractlangError:
-    """E501: a file or folder of the rehearsal (its work folder, the job's logs) cannot be
-    made, and why."""
-    reason = (exc.strerror or str(exc)).lower()
-    diag = error(
-        "E501", f"cannot write `{path}`: {reason}", NO_SPAN, file="contractlang", help=help
-    )
-    return ContractlangError([diag])
-
-
-def shortened(text: str, most: int = 40) -> str:
-    """A flag's text as a message quotes it: at most ``most`` characters.
-
-    >>> shortened("1" * 50 + "s")
-    '111111111111111111111111111111111111111…'
-    """
-    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def setting_error(message: str, help: str | None = None) -> ContractlangError:
@@ -140,7 +119,8 @@ class RehearsalSettings:
             (self.replacement_wait_us, "--replacement-wait"),
         ):
             if us is not None and not 0 <= us <= MAX_DURATION_US:
-                raise _too_long(flag, f"{us} µs")
+                too_long = DURATIONS.too_long(f"{us} µs", flag)
+                raise setting_error(too_long.message, help=too_long.help)
         if any(not 0 < f <= 1 for f in self.interrupts):
             raise setting_error("interrupts must fall between 0% and 100% of the progress")
         if len(self.interrupts) > MAX_INTERRUPTS:
@@ -150,29 +130,10 @@ class RehearsalSettings:
 def parse_duration(text: str, flag: str) -> int:
     """A duration flag (``30s``, ``2 min``, ``1.5 hours``) in exact microseconds, at most
     365 days."""
-    m = _DURATION.fullmatch(text.lower())
-    if not m or m.group(2) not in DURATION_UNITS:
-        raise setting_error(
-            f"`{flag} {text}` is not a duration",
-            help="write a number and a unit: `30s`, `2 min`, `15 minutes`, `1.5h`",
-        )
-    number = Decimal(m.group(1))  # read without int()'s digit limit
-    if number.adjusted() > 12:  # 10^13 of the smallest unit (ms) is centuries
-        raise _too_long(flag, text)
-    us = Fraction(number) * DURATION_UNITS[m.group(2)] * MICROS_PER_SECOND
-    if us > MAX_DURATION_US:
-        raise _too_long(flag, text)
-    if us.denominator != 1:
-        raise setting_error(f"`{flag} {text}` is finer than a microsecond")
-    return int(us)
-
-
-def _too_long(flag: str, text: str) -> ContractlangError:
-    return setting_error(
-        f"`{flag} {shortened(text)}` is longer than 365 days",
-        help="a rehearsal's notice leads and waits are really waited (`--time-scale` "
-        "shortens them) and recorded in its trace",
-    )
+    try:
+        return DURATIONS.micros(text, flag)
+    except BadDuration as exc:
+        raise setting_error(exc.message, help=exc.help) from None
 
 
 def parse_progress(text: str) -> tuple[Fraction, ...]:

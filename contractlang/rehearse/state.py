@@ -12,13 +12,12 @@ from typing import Literal
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, error, warning
 from contractlang.errors import ContractlangError
-from contractlang.lang.numbers import micros
+from contractlang.lang.numbers import MICROS_PER_DAY, MICROS_PER_HOUR, micros
 from contractlang.rehearse.record import CheckpointRecord, RecordedEvent
 from contractlang.rehearse.settings import RehearsalSettings
 from contractlang.trace.limits import MAX_GPU_US, MAX_TS
 
 FILE = "rehearse"
-DAY_US = 86_400_000_000
 
 
 def recorded_limit(gpus: int, started_at: datetime) -> tuple[int, str]:
@@ -28,14 +27,14 @@ def recorded_limit(gpus: int, started_at: datetime) -> tuple[int, str]:
     :data:`~contractlang.trace.limits.MAX_GPU_US`.
 
     >>> from datetime import UTC
-    >>> recorded_limit(10_000_000, datetime(2026, 1, 1, tzinfo=UTC))[0] // DAY_US
+    >>> recorded_limit(10_000_000, datetime(2026, 1, 1, tzinfo=UTC))[0] // MICROS_PER_DAY
     10
     """
     by_time = micros(MAX_TS - started_at) - 1
     by_gpus = MAX_GPU_US // gpus
     if by_time <= by_gpus:
         return by_time, "a trace's timestamps end at 2199-12-31"
-    hours = MAX_GPU_US // 3_600_000_000
+    hours = MAX_GPU_US // MICROS_PER_HOUR
     return by_gpus, f"one run of {gpus:,} GPUs may hold at most {hours:,} GPU-hours"
 
 
@@ -45,7 +44,7 @@ def days(us: int) -> str:
     >>> days(922_337_203_685), days(3_000_000)
     ('10.7 days', '3.0 s')
     """
-    return f"{us / DAY_US:,.1f} days" if us >= DAY_US else f"{us / 1e6:,.1f} s"
+    return f"{us / MICROS_PER_DAY:,.1f} days" if us >= MICROS_PER_DAY else f"{us / 1e6:,.1f} s"
 
 
 def too_long(limit_us: int, why: str, what: str) -> ContractlangError:

@@ -21,10 +21,10 @@ import numpy.typing as npt
 
 from contractlang.evaluate.settings import read_settings
 from contractlang.lang import ast
-from contractlang.lang.numbers import duration_human
+from contractlang.lang.numbers import MICROS_PER_MINUTE, duration_human
 from contractlang.simulate.reclaims import NEVER
 from contractlang.simulate.streams import Streams
-from contractlang.simulate.workload import MAX_WAIT_US, MICROS_PER_MINUTE, Replacement, Workload
+from contractlang.simulate.workload import MAX_WAIT_US, Replacement, Workload
 
 I64 = npt.NDArray[np.int64]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from contractlang.diagnostics import NO_SPAN, Diagnostic, Span, error, warning
-from contractlang.errors import ContractlangError
+from contractlang.errors import ContractlangError, cannot_write, os_reason
 from contractlang.evaluate.results import ContractResult, Evaluation
 from contractlang.lang.ast import Contract
 from contractlang.lang.numbers import duration_human
@@ -39,7 +39,7 @@ from contractlang.simulate.workload import (
     Workload,
     load_workload,
 )
-from contractlang.simulate.write import cannot_write, place, write_batches
+from contractlang.simulate.write import place, sink_atomically
 from contractlang.tomlfile.problems import problem
 
 Progress = Callable[[str], None]
@@ -92,7 +92,7 @@ def simulate(
                         yield sim.batch(start, min(start + batch_runs, w.runs))
 
                 try:
-                    events = write_batches(path, sim.columns.schema(), batches)
+                    events = sink_atomically(path, sim.columns.schema(), batches)
                 except OutOfRange as exc:
                     raise _out_of_range(lw, exc) from None
                 step(f"evaluating trace {index} of {len(groups)}")
@@ -207,7 +207,7 @@ def _staging(folder: Path, name: str) -> Path:
     try:
         fd, path = tempfile.mkstemp(prefix=f".{name}.", suffix=".simulating.parquet", dir=folder)
     except OSError as exc:
-        raise cannot_write(folder / f"{name}.parquet", exc) from None
+        raise cannot_write(folder / f"{name}.parquet", os_reason(exc)) from None
     os.close(fd)
     return Path(path)
 

@@ -41,7 +41,14 @@ from contractlang.codes import LAST_LINE_OPEN
 from contractlang.diagnostics import Diagnostic, Severity, Source, Span, did_you_mean, warning
 from contractlang.errors import ContractlangError
 from contractlang.importers.availability.read import CUT_HELP, Availability, read_availability
-from contractlang.lang.numbers import MICROS_PER_HOUR, MICROS_PER_SECOND, duration_human
+from contractlang.lang.durations import in_micros, whole_micros
+from contractlang.lang.numbers import (
+    INT64_MAX,
+    MICROS_PER_HOUR,
+    MICROS_PER_MINUTE,
+    MICROS_PER_SECOND,
+    duration_human,
+)
 from contractlang.lang.vocabulary import ENUMS
 from contractlang.tomlfile import Codes, KeySpans, read_text, validate
 from contractlang.tomlfile.problems import Broken, Rule, Written, check_rules, problem
@@ -57,7 +64,6 @@ from contractlang.trace.limits import (
 __all__ = ["LoadedWorkload", "Reclaims", "Replacement", "Workload", "load_workload"]
 
 DEFAULT_START = datetime(2025, 1, 1, tzinfo=UTC)
-MICROS_PER_MINUTE = 60 * MICROS_PER_SECOND
 SECONDS_PER_YEAR = 365 * 24 * 3600
 MICROS_PER_YEAR = SECONDS_PER_YEAR * MICROS_PER_SECOND
 #: Limits that keep every simulated time and draw index in range (and so every simulated trace
@@ -94,7 +100,7 @@ class Reclaims(_Table):
     """How the provider takes capacity back: a Poisson rate or an availability trace."""
 
     rate_per_hour: Num | None = Field(
-        None, ge=MIN_RATE, le=MICROS_PER_SECOND * 3600, description="Poisson, per allocation-hour"
+        None, ge=MIN_RATE, le=MICROS_PER_HOUR, description="Poisson, per allocation-hour"
     )
     trace: str | None = Field(None, min_length=1, description="a public availability trace")
     nodes: int = Field(1, ge=1, description="with `trace`: instances the job needs at once")
@@ -139,7 +145,7 @@ class Workload(_Table):
     """One workload file, validated; durations also in integer microseconds (``*_us``)."""
 
     runs: int = Field(ge=1, le=10_000_000, description="how many runs to simulate")
-    seed: int = Field(ge=0, le=2**63 - 1, description="the seed: the same seed, the same runs")
+    seed: int = Field(ge=0, le=INT64_MAX, description="the seed: the same seed, the same runs")
     gpus: int = Field(ge=1, le=1_000_000, description="GPUs the job holds")
     sku: str = Field(min_length=1, description="the GPU type, written as `sku` on each start")
     capacity: str = "spot"
@@ -187,7 +193,8 @@ class Workload(_Table):
 
 
 def _micros(seconds: Decimal) -> int:
-    return int(seconds * MICROS_PER_SECOND)
+    """Seconds in whole microseconds (a value finer than that breaks a rule: truncated)."""
+    return int(in_micros(seconds, "s"))
 
 
 @dataclass(frozen=True)
@@ -334,7 +341,7 @@ def _parameters(w: Workload, said: Written) -> str | Broken | None:
 def _whole_micros(key: str) -> Rule:
     def rule(w: Workload, said: Written) -> str | Broken | None:
         value: Decimal = getattr(w, key)
-        if value * MICROS_PER_SECOND != int(value * MICROS_PER_SECOND):
+        if whole_micros(value, "s") is None:
             return f"`{key}` {said((key,), value)} is finer than a microsecond"
         return None
 

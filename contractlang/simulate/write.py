@@ -9,23 +9,22 @@ failure to write is ``E501``.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
 
-from contractlang.diagnostics import NO_SPAN, error
-from contractlang.errors import ContractlangError
+from contractlang.errors import cannot_write, os_reason
 from contractlang.trace.sink import sink_batches
 
 
-def write_batches(
+def sink_atomically(
     path: Path, schema: dict[str, pl.DataType], batches: Callable[[], Iterator[pl.DataFrame]]
 ) -> int:
-    """Write every frame of ``batches()`` (each with ``schema``) to ``path``, beside it first
-    and renamed into place; the rows written.
+    """:func:`~contractlang.trace.sink.sink_batches` into ``path`` whole or not at all: every
+    frame of ``batches()`` (each with ``schema``) written beside it first and renamed into
+    place, ``E501`` when it cannot be written; the rows written.
 
     An exception raised while making a batch is raised here as it was, not as a polars error.
     """
@@ -36,7 +35,7 @@ def write_batches(
     except BaseException as exc:  # Ctrl-C and SIGTERM too: no `.partial` is left behind
         partial.unlink(missing_ok=True)
         if isinstance(exc, (OSError, pl.exceptions.PolarsError)):
-            raise cannot_write(path, exc) from None
+            raise cannot_write(path, os_reason(exc)) from None
         raise
     return rows
 
@@ -57,20 +56,9 @@ def place(written: Path, targets: Sequence[Path]) -> None:
         except BaseException as exc:
             partial.unlink(missing_ok=True)
             if isinstance(exc, OSError):
-                raise cannot_write(target, exc) from None
+                raise cannot_write(target, os_reason(exc)) from None
             raise
     try:
         os.replace(written, last)
     except OSError as exc:
-        raise cannot_write(last, exc) from None
-
-
-def cannot_write(path: Path, exc: BaseException) -> ContractlangError:
-    """``E501`` with the reason in lowercase words (polars' text without its code and path)."""
-    text = getattr(exc, "strerror", None) or re.sub(
-        r"\s*\(os error \d+\).*$", "", str(exc), flags=re.DOTALL
-    )
-    reason = (text.strip().splitlines() or ["write error"])[0]
-    reason = reason[:1].lower() + reason[1:]
-    diag = error("E501", f"cannot write `{path}`: {reason}", NO_SPAN, file="contractlang")
-    return ContractlangError([diag])
+        raise cannot_write(last, os_reason(exc)) from None

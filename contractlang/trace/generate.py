@@ -30,16 +30,24 @@ import numpy.typing as npt
 import polars as pl
 
 from contractlang.lang.frames import TIMESTAMP
+from contractlang.lang.numbers import (
+    MICROS_PER_DAY,
+    MICROS_PER_HOUR,
+    MICROS_PER_MINUTE,
+    MICROS_PER_SECOND,
+    micros,
+)
 from contractlang.trace.schema import EVENTS
 from contractlang.trace.sink import Output, Stopped, sink_batches, write_in_thread
 
 I64 = npt.NDArray[np.int64]
 Bool = npt.NDArray[np.bool_]
 
-US = 1_000_000
-MINUTE = 60 * US
-HOUR = 3600 * US
-DAY = 24 * HOUR
+#: Microseconds in each unit, in short names for the arithmetic below.
+US = MICROS_PER_SECOND
+MINUTE = MICROS_PER_MINUTE
+HOUR = MICROS_PER_HOUR
+DAY = MICROS_PER_DAY
 DEFAULT_START = datetime(2025, 1, 1, tzinfo=UTC)
 SPAN = 75 * DAY  # run starts spread over this span
 
@@ -172,13 +180,13 @@ def latest_time(runs: int, start: datetime | None = None) -> datetime | None:
     return t0 + timedelta(microseconds=reach)
 
 
-def write_batches(
+def write_generated(
     batches: Iterable[pl.DataFrame], path: str | Path, *, kind: str | None = None
 ) -> tuple[int, int]:
-    """Write the batches (each with the columns of :data:`GENERATED_SCHEMA`) as one trace, as
-    :func:`write_trace` does: Parquet streamed batch by batch into the one file, CSV and
-    NDJSON appended; the events and the allocations written. The batches are made and
-    written in a thread of their own, which a signal stops at once
+    """Write the generator's batches (each with the columns of :data:`GENERATED_SCHEMA`) as
+    one trace, as :func:`write_trace` does: Parquet streamed batch by batch into the one
+    file, CSV and NDJSON appended; the events and the allocations written. The batches are
+    made and written in a thread of their own, which a signal stops at once
     (:func:`~contractlang.trace.sink.write_in_thread`)."""
     p = Path(path)
     ext = kind or p.suffix.lower()
@@ -240,8 +248,7 @@ def write_trace(df: pl.DataFrame, path: str | Path, *, kind: str | None = None) 
 
 
 def _epoch_us(t: datetime) -> int:
-    delta = t.astimezone(UTC) - datetime(1970, 1, 1, tzinfo=UTC)
-    return (delta.days * 86400 + delta.seconds) * US + delta.microseconds
+    return micros(t.astimezone(UTC) - datetime(1970, 1, 1, tzinfo=UTC))
 
 
 def _seconds(x: npt.NDArray[np.float64]) -> I64:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-from contractlang.lang.numbers import MAX_TS, MIN_TS
+from contractlang.lang.numbers import INT64_MAX, MAX_TS, MIN_TS
 from contractlang.trace.schema import DECIMAL_DTYPE
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
 #: The most GPUs one allocation may have.
 MAX_GPUS = 10_000_000
 #: The most GPU-time (GPU-µs) one allocation, or one run, may hold: a signed 64-bit integer.
-MAX_GPU_US = 2**63 - 1
+MAX_GPU_US = INT64_MAX
 #: The largest training step (so a run's sums of steps stay far inside 64 bits).
 MAX_STEP = 10**15
 #: The first value a money column (``price``, ``quantity``, ``amount``) cannot hold: its exact

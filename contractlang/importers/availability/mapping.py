@@ -53,7 +53,7 @@ from contractlang.importers.result import Collector, ImportResult
 from contractlang.importers.text import format_error, read_text
 from contractlang.lang.numbers import (
     MAX_TS,
-    MICROS_PER_SECOND,
+    MICROS_PER_HOUR,
     MIN_TS,
     TRACE_DAYS,
     duration_human,
@@ -228,4 +228,4 @@ def _at(start: datetime, us: int) -> datetime:
 
 
 def _hours(us: int) -> str:
-    return f"{Decimal(us) / (3600 * MICROS_PER_SECOND):,.2f} h"
+    return f"{Decimal(us) / MICROS_PER_HOUR:,.2f} h"

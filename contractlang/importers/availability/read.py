@@ -43,7 +43,8 @@ from typing import Any, Literal
 from contractlang.codes import LAST_LINE_OPEN
 from contractlang.diagnostics import NO_SPAN, Source, Span, did_you_mean, error
 from contractlang.errors import ContractlangError
-from contractlang.lang.numbers import MICROS_PER_SECOND, counted
+from contractlang.lang.durations import whole_micros
+from contractlang.lang.numbers import MICROS_PER_DAY, MICROS_PER_SECOND, counted
 
 __all__ = [
     "Availability",
@@ -61,7 +62,7 @@ EVENTS = ("add", "remove")
 #: The longest a trace may span: ten years of 365 days (public traces span days to months).
 #: A simulation replays it from any offset, so every time it yields stays far inside 64 bits.
 MAX_SPAN_DAYS = 3650
-MAX_SPAN_US = MAX_SPAN_DAYS * 86_400 * MICROS_PER_SECOND
+MAX_SPAN_US = MAX_SPAN_DAYS * MICROS_PER_DAY
 #: The most instances a trace may count at once (public traces count at most a few dozen).
 MAX_INSTANCES = 100_000
 
@@ -254,13 +255,10 @@ def _whole_micros(v: Any) -> int | None:
     microseconds, or beyond any span (``1e999999999``)."""
     if isinstance(v, bool) or not isinstance(v, (int, Decimal)):
         return None
-    try:
-        if not Decimal(v).is_finite() or abs(Decimal(v)) > MAX_SPAN_US:
-            return None
-        us = Decimal(v) * MICROS_PER_SECOND
-        return int(us) if us == us.to_integral_value() else None
-    except ArithmeticError:  # decimal.Overflow and InvalidOperation among them
+    seconds = Decimal(v)
+    if not seconds.is_finite() or seconds.copy_abs() > MAX_SPAN_US:
         return None
+    return whole_micros(seconds, "s")
 
 
 def _show(v: Any) -> str:

@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from contractlang.lang.numbers import INT64_MAX
+
 #: What each terminal state means for the allocation it ended: the provider took it back
 #: (``reclaimed``), a fault ended it (``failed``), or the job or its owner did (``released``)
 #: (docs/import.md, "`import sacct`").
@@ -59,11 +61,6 @@ FIELDS = (
 #: The fields of the export docs/import.md recommends (``--format=…``), in its order:
 #: :data:`FIELDS` but ``ElapsedRaw``, which says what ``Elapsed`` says.
 STANDARD_FIELDS = tuple(f for f in FIELDS if f != "ElapsedRaw")
-
-#: The largest count a trace column holds (a signed 64-bit integer): GPUs, restarts.
-MAX_COUNT = 2**63 - 1
-#: The most GPUs a count may say.
-MAX_GPUS = MAX_COUNT
 
 #: Every field ``sacct --helpformat`` lists (Slurm 25.x), and those of earlier releases: a
 #: first line none of whose values is one of these is not a header.
@@ -214,7 +211,7 @@ def _gpus(
     totals: list[int] = []
     typed: dict[str, int] = {}
     for kind, value in counts:
-        n = parse_count(value, MAX_GPUS)
+        n = parse_count(value)
         if n is None:
             reason = f"`{field}` `{text}` has a GPU count that is not a whole number"
             return GpuProblem("I016", reason + " the trace can hold")
@@ -234,7 +231,7 @@ def _gpus(
         )
         return GpuProblem("I026", reason)
     gpus = totals[0] if totals else (typed_total or 0)
-    if gpus > MAX_GPUS:
+    if gpus > INT64_MAX:
         reason = f"`{field}` `{text}` has a GPU count that is not a whole number"
         return GpuProblem("I016", reason + " the trace can hold")
     return Tres(gpus, tuple(sorted(typed)), typed_total, empty, named=bool(counts))
@@ -269,12 +266,15 @@ def parse_elapsed_raw(text: str) -> int | None:
 _COUNT = re.compile(r"[0-9]+")
 #: Digits of the largest count (2^63 − 1 has 19), leading zeros aside: checked before ``int``,
 #: which refuses more than 4,300 digits with a ``ValueError``.
-_COUNT_DIGITS = len(str(MAX_COUNT))
+_COUNT_DIGITS = len(str(INT64_MAX))
 
 
-def parse_count(text: str, limit: int = MAX_COUNT) -> int | None:
-    """A whole number in ASCII digits of at most ``limit``; None when ``text`` is not one, or
-    is larger (however many digits it has).
+def parse_count(text: str) -> int | None:
+    """A whole number in ASCII digits that a trace's count column holds (a signed 64-bit
+    integer: GPUs, restarts); None when ``text`` is not one, or is larger (however many digits
+    it has): a larger one cannot be carried into a trace at all. What a trace may hold — at
+    most ``trace.limits.MAX_GPUS`` GPUs in one allocation — its own rules judge when the
+    import is validated (``T020``, under ``I006``).
 
     >>> parse_count(" 0008 "), parse_count("9" * 5000), parse_count("0" * 5000 + "7")
     (8, None, 7)
@@ -283,7 +283,7 @@ def parse_count(text: str, limit: int = MAX_COUNT) -> int | None:
     if _COUNT.fullmatch(t) is None or len(t.lstrip("0")) > _COUNT_DIGITS:
         return None
     n = int(t.lstrip("0") or "0")  # `int` counts leading zeros against its digit limit
-    return n if n <= limit else None
+    return n if n <= INT64_MAX else None
 
 
 def is_count(text: str) -> bool:
