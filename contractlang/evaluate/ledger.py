@@ -21,7 +21,7 @@ from contractlang.evaluate.settings import Settings
 from contractlang.lang.numbers import HOUR_PLACES, MICROS_PER_HOUR
 
 
-class Billed(Protocol):
+class BilledContract(Protocol):
     """What the ledger is made from: one contract's evaluated allocations and runs
     (:class:`contractlang.evaluate.results.ContractResult` is one)."""
 
@@ -78,7 +78,7 @@ def ledger_columns(plan: AllocationPlan) -> list[str]:
     return [*own, *(t.column for t in terms)]
 
 
-def build_ledger(r: Billed) -> pl.DataFrame:
+def build_ledger(r: BilledContract) -> pl.DataFrame:
     """Every line of one contract's bill, in run, attempt, allocation and kind order."""
     s = r.settings
     wide = r.allocations.lazy().join(
@@ -231,7 +231,7 @@ RUN_COLUMNS = [
 ]
 
 
-def runs_table(r: Billed) -> pl.DataFrame:
+def runs_table(r: BilledContract) -> pl.DataFrame:
     """The per-run table for ``--runs``: money exact at the contract's precision, time and
     GPU-time in hours (6 places)."""
 
