@@ -15,7 +15,7 @@ from support.events import frame as trace_frame
 from contractlang.errors import ContractlangError
 from contractlang.importers import UNATTRIBUTED
 from contractlang.pipeline.language import terms_from_text
-from contractlang.reconcile import Comparison, ContractReconciliation, reconcile
+from contractlang.reconcile import ContractReconciliation, ReconciledAmount, reconcile
 from contractlang.trace import generate_trace
 
 CONTRACT = """\
@@ -101,7 +101,7 @@ def rec() -> ContractReconciliation:
     return only
 
 
-def find(rec: ContractReconciliation, run: str, alloc: str | None, kind: str) -> Comparison:
+def find(rec: ContractReconciliation, run: str, alloc: str | None, kind: str) -> ReconciledAmount:
     """The comparison of ``kind`` for allocation ``alloc`` of ``run`` (None: the run's)."""
     full = None if alloc is None else f"{run}-{alloc}"
     found = [c for c in rec.lines if (c.run_id, c.alloc_id, c.kind) == (run, full, kind)]
@@ -109,7 +109,7 @@ def find(rec: ContractReconciliation, run: str, alloc: str | None, kind: str) ->
     return found[0]
 
 
-def amounts(c: Comparison) -> tuple[str, Decimal | None, Decimal | None, Decimal]:
+def amounts(c: ReconciledAmount) -> tuple[str, Decimal | None, Decimal | None, Decimal]:
     return c.status, c.expected, c.invoiced, c.difference
 
 

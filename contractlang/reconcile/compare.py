@@ -38,11 +38,11 @@ from contractlang.reconcile.model import (
     CREDIT_SIDE,
     LINE_KINDS,
     Basis,
-    Comparison,
     Kind,
     LineKind,
     Lines,
     Reason,
+    ReconciledAmount,
     counted_as_charges,
     net_of,
     status_of,
@@ -126,7 +126,9 @@ def invoice_totals(lines: pl.DataFrame) -> tuple[Lines, ...]:
     return tuple(got.get(k, Lines(k, 0, Decimal(0))) for k in LINE_KINDS)
 
 
-def compare(c: ContractResult, lines: pl.DataFrame, tolerance: Decimal) -> tuple[Comparison, ...]:
+def compare(
+    c: ContractResult, lines: pl.DataFrame, tolerance: Decimal
+) -> tuple[ReconciledAmount, ...]:
     """Every comparison of contract ``c`` with the invoice ``lines``, ordered by month, run,
     allocation (attempt) and kind."""
     s = c.settings
@@ -165,7 +167,7 @@ def compare(c: ContractResult, lines: pl.DataFrame, tolerance: Decimal) -> tuple
             credit_lines.setdefault(row["run_id"], []).append(b)
             settle.setdefault(row["run_id"], row["month"])
 
-    out: list[Comparison] = []
+    out: list[ReconciledAmount] = []
 
     def add(
         run: str,
@@ -187,7 +189,7 @@ def compare(c: ContractResult, lines: pl.DataFrame, tolerance: Decimal) -> tuple
         why = [*why, *_net_notes(parts)]
         status = status_of(expected, amount, tolerance)
         out.append(
-            Comparison(
+            ReconciledAmount(
                 run,
                 alloc,
                 kind,
@@ -249,8 +251,8 @@ def compare(c: ContractResult, lines: pl.DataFrame, tolerance: Decimal) -> tuple
 
 
 def _with_charge_reasons(
-    c: ContractResult, lines: list[Comparison], tolerance: Decimal
-) -> list[Comparison]:
+    c: ContractResult, lines: list[ReconciledAmount], tolerance: Decimal
+) -> list[ReconciledAmount]:
     """The discrepancies in charges, with how each allocation's charge was computed (only
     those: every allocation's would cost a row each, and a matched charge needs no reason)."""
     off = [
@@ -262,7 +264,7 @@ def _with_charge_reasons(
     rows = c.allocations.filter(pl.col("alloc_id").is_in(list(allocs)))
     how = {r["alloc_id"]: charge_reason(c, r) for r in rows.iter_rows(named=True)}
     marked = {id(x) for x in off}
-    done: list[Comparison] = []
+    done: list[ReconciledAmount] = []
     for x in lines:
         if id(x) in marked:
             extra = [how[b.alloc_id] for b in x.basis if b.alloc_id in how]

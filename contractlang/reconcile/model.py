@@ -1,4 +1,4 @@
-"""What a reconciliation finds: one :class:`Comparison` per thing the contract and the invoice
+"""What a reconciliation finds: one :class:`ReconciledAmount` per thing the contract and the invoice
 can disagree on, each with the ledger lines behind its expected amount (:class:`Basis`), the
 invoice lines its invoiced amount nets (:class:`Lines`, by kind) and the terms and facts that
 decided them (:class:`Reason`), and the totals a finance analyst acts on.
@@ -157,7 +157,7 @@ class Reason:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class ReconciledAmount:
     """One expected amount beside what was invoiced for it.
 
     - ``kind == "charge"`` with an ``alloc_id``: the allocation's charge line against the invoice
@@ -231,7 +231,7 @@ class ContractReconciliation:
     trace's invoice lines by kind (every kind of :data:`LINE_KINDS`, tax lines among them)."""
 
     contract: ContractResult
-    lines: tuple[Comparison, ...]
+    lines: tuple[ReconciledAmount, ...]
     tolerance: Decimal
     invoice: tuple[Lines, ...] = ()
 
@@ -239,11 +239,11 @@ class ContractReconciliation:
     def name(self) -> str:
         return self.contract.name
 
-    def is_discrepancy(self, c: Comparison) -> bool:
+    def is_discrepancy(self, c: ReconciledAmount) -> bool:
         return c.difference.copy_abs() > self.tolerance
 
     @property
-    def discrepancies(self) -> tuple[Comparison, ...]:
+    def discrepancies(self) -> tuple[ReconciledAmount, ...]:
         return tuple(c for c in self.lines if self.is_discrepancy(c))
 
     def summary(self) -> dict[Status, StatusTotal]:
@@ -260,7 +260,7 @@ class ContractReconciliation:
         return out
 
     def months(self) -> tuple[MonthTotal, ...]:
-        by: dict[str, list[Comparison]] = {}
+        by: dict[str, list[ReconciledAmount]] = {}
         for c in self.lines:
             by.setdefault(c.month or "", []).append(c)
         return tuple(self._total(m, by[m]) for m in sorted(by))
@@ -269,7 +269,7 @@ class ContractReconciliation:
         """Every month together (``month`` is ``total``)."""
         return self._total("total", list(self.lines))
 
-    def _total(self, month: str, lines: list[Comparison]) -> MonthTotal:
+    def _total(self, month: str, lines: list[ReconciledAmount]) -> MonthTotal:
         off = [c.difference for c in lines if self.is_discrepancy(c)]
         return MonthTotal(
             month=month,
@@ -319,7 +319,7 @@ class ContractReconciliation:
             out[key] = exact_sum((out.get(key, ZERO), c.difference))
         return out
 
-    def largest(self, n: int = 5) -> tuple[Comparison, ...]:
+    def largest(self, n: int = 5) -> tuple[ReconciledAmount, ...]:
         """The ``n`` largest discrepancies, by |difference| (then run, allocation, kind)."""
         ranked = sorted(
             self.discrepancies,
@@ -360,7 +360,7 @@ class Reconciliation:
 
     @property
     def sources(self) -> Sources:
-        """The trace's files: :attr:`Comparison.invoice_rows` are rows of them all, numbered
+        """The trace's files: :attr:`ReconciledAmount.invoice_rows` are rows of them all, numbered
         on from one file to the next (``sources.locate(row)`` gives the file and its row)."""
         return self.evaluation.trace.files
 

@@ -18,10 +18,10 @@ import polars as pl
 from contractlang.diagnostics import Diagnostic
 from contractlang.lang.numbers import exact_difference
 from contractlang.reconcile.model import (
-    Comparison,
     ContractReconciliation,
     Lines,
     MonthTotal,
+    ReconciledAmount,
     Reconciliation,
 )
 from contractlang.render.reconcile.words import (
@@ -132,7 +132,7 @@ def _month(m: MonthTotal, money: Any) -> dict[str, Any]:
     }
 
 
-def _flat(x: Comparison, money: Any) -> dict[str, Any]:
+def _flat(x: ReconciledAmount, money: Any) -> dict[str, Any]:
     """The fields of a comparison that both the JSON line and the dispute row carry."""
     return {
         "run_id": x.run_id,
@@ -148,7 +148,7 @@ def _flat(x: Comparison, money: Any) -> dict[str, Any]:
     }
 
 
-def line_to_json(x: Comparison, money: Any, sources: Sources) -> dict[str, Any]:
+def line_to_json(x: ReconciledAmount, money: Any, sources: Sources) -> dict[str, Any]:
     return {
         **_flat(x, money),
         "basis": [

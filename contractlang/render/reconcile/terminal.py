@@ -15,9 +15,9 @@ from contractlang.diagnostics import printable
 from contractlang.lang.numbers import exact_difference, exact_sum
 from contractlang.reconcile.model import (
     STATUSES,
-    Comparison,
     ContractReconciliation,
     Lines,
+    ReconciledAmount,
     Reconciliation,
     SetAside,
     counted_as_charges,
@@ -127,7 +127,9 @@ def _set_aside(s: SetAside, money: Money, cur: str) -> list[str]:
     return wrap(chunks, WIDTH, indent=2)
 
 
-def _discrepancy(n: int, x: Comparison, money: Money, cur: str, sources: Sources) -> list[str]:
+def _discrepancy(
+    n: int, x: ReconciledAmount, money: Money, cur: str, sources: Sources
+) -> list[str]:
     direction = "over-billed" if x.difference > 0 else "under-billed"
     head = f"{n}. {money(x.difference.copy_abs())} {cur} {direction}: {what(x)}"
     if x.status in ("missing", "unexpected"):
@@ -187,7 +189,7 @@ def _dispute(c: ContractReconciliation, money: Money, cur: str) -> list[str]:
 
 
 def discrepancy_lines(
-    x: Comparison, n: int, c: ContractReconciliation, sources: Sources
+    x: ReconciledAmount, n: int, c: ContractReconciliation, sources: Sources
 ) -> list[str]:
     """Discrepancy ``n`` of ``c`` as the summary writes it (a numbered head, the amounts, the
     reasons), each line unwrapped, for a report to lay out."""
@@ -199,7 +201,7 @@ def discrepancy_lines(
     return [" ".join(line.split()) for line in _discrepancy(n, x, money, s.currency, sources)]
 
 
-def _n(lines: Iterable[Comparison]) -> str:
+def _n(lines: Iterable[ReconciledAmount]) -> str:
     return _count(sum(1 for _ in lines))
 
 

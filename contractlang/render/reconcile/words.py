@@ -16,7 +16,7 @@ from decimal import Decimal, Inexact
 from fractions import Fraction
 
 from contractlang.lang.numbers import EXACT, micros, round_fraction
-from contractlang.reconcile.model import Comparison, FactValue, Reason
+from contractlang.reconcile.model import FactValue, Reason, ReconciledAmount
 from contractlang.render.common.numbers import duration_human
 from contractlang.trace.problems import Sources
 
@@ -66,7 +66,7 @@ def reason_text(r: Reason) -> str:
     return f"{head}{because}{tail}"
 
 
-def what(c: Comparison) -> str:
+def what(c: ReconciledAmount) -> str:
     """What a comparison is about: ``charge of allocation 7001#1``, ``credits of run 7001``."""
     if c.kind == "credit":
         return f"credits of run {c.run_id}"
@@ -104,7 +104,7 @@ def rows_json(rows: Sequence[int], sources: Sources) -> list[dict[str, int]]:
     return out
 
 
-def basis_text(c: Comparison) -> str:
+def basis_text(c: ReconciledAmount) -> str:
     """The terms behind an expected amount, each once, with its line: names of credits in
     quotes, rates and caps as written."""
     seen: dict[str, str] = {}
