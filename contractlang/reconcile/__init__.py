@@ -10,7 +10,7 @@
 
 :func:`reconcile` evaluates every contract (:mod:`contractlang.pipeline`), reads the trace's
 invoice lines (:mod:`~contractlang.reconcile.invoice`), compares them with each contract's
-ledger (:mod:`~contractlang.reconcile.compare`) and returns a
+ledger (:mod:`~contractlang.reconcile.amounts`) and returns a
 :class:`~contractlang.reconcile.model.Reconciliation`.
 """
 
@@ -22,7 +22,7 @@ from decimal import Decimal
 
 from contractlang.evaluate.engine import Progress
 from contractlang.pipeline.evaluation import EvaluateOptions, TermsLike, TraceLike, evaluate
-from contractlang.reconcile.compare import compare, invoice_totals
+from contractlang.reconcile.amounts import compare, invoice_totals
 from contractlang.reconcile.invoice import (
     check_currency,
     invoice_lines,
