@@ -22,7 +22,7 @@ from decimal import Decimal
 
 from contractlang.evaluate.engine import Progress
 from contractlang.pipeline.evaluation import EvaluateOptions, TermsLike, TraceLike, evaluate
-from contractlang.reconcile.amounts import compare, invoice_totals
+from contractlang.reconcile.amounts import invoice_totals, reconciled_amounts
 from contractlang.reconcile.invoice import (
     check_currency,
     invoice_lines,
@@ -103,7 +103,7 @@ def reconcile(
         check_currency(lines, c.settings.currency, c.name, tr)
     totals = invoice_totals(lines)
     recs = tuple(
-        ContractReconciliation(c, compare(c, lines, tolerance), tolerance, totals)
+        ContractReconciliation(c, reconciled_amounts(c, lines, tolerance), tolerance, totals)
         for c in result.contracts
     )
     warnings = tuple(positive_credit_warnings(lines, tr))

@@ -126,7 +126,7 @@ def invoice_totals(lines: pl.DataFrame) -> tuple[Lines, ...]:
     return tuple(got.get(k, Lines(k, 0, Decimal(0))) for k in LINE_KINDS)
 
 
-def compare(
+def reconciled_amounts(
     c: ContractResult, lines: pl.DataFrame, tolerance: Decimal
 ) -> tuple[ReconciledAmount, ...]:
     """Every comparison of contract ``c`` with the invoice ``lines``, ordered by month, run,
