@@ -2,7 +2,7 @@
 
 :class:`Inferrer` walks an expression once, reporting what is wrong inside it and returning its
 :class:`~contractlang.check.context.Typed` value; comparisons and membership
-(:mod:`contractlang.check.compare`) and calls (:mod:`contractlang.check.calls`) have modules
+(:mod:`contractlang.check.comparisons`) and calls (:mod:`contractlang.check.calls`) have modules
 of their own. Units combine by the dimension algebra of :mod:`contractlang.lang.types`; a name
 resolves to a fact (of the clause's level and an earlier stage), a promise the contract makes,
 or an enum member.
@@ -11,7 +11,7 @@ or an enum member.
 from __future__ import annotations
 
 from contractlang.check.calls import call
-from contractlang.check.compare import compare, membership
+from contractlang.check.comparisons import compare, membership
 from contractlang.check.context import (
     CONTRACT_CURRENCY,
     Ctx,
