@@ -34,7 +34,7 @@ from contractlang.lang.types import (
 from contractlang.lang.vocabulary import ENUMS
 
 
-def compare(inf: Infers, expr: A.Compare, ctx: Ctx) -> Typed:
+def comparison_type(inf: Infers, expr: A.Compare, ctx: Ctx) -> Typed:
     lhs, rhs = inf.infer(expr.left, ctx), inf.infer(expr.right, ctx)
     if isinstance(expr.left, A.NoneLit) or isinstance(expr.right, A.NoneLit):
         none_comparison(inf, expr, expr.right if isinstance(expr.left, A.NoneLit) else expr.left)

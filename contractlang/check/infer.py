@@ -11,7 +11,7 @@ or an enum member.
 from __future__ import annotations
 
 from contractlang.check.calls import call
-from contractlang.check.comparisons import compare, membership
+from contractlang.check.comparisons import comparison_type, membership
 from contractlang.check.context import (
     CONTRACT_CURRENCY,
     Ctx,
@@ -139,7 +139,7 @@ class Inferrer:
             case A.Binary():
                 return self.binary(expr, ctx)
             case A.Compare():
-                return compare(self, expr, ctx)
+                return comparison_type(self, expr, ctx)
             case A.Logic(op=op, left=lhs, right=rhs):
                 failed = False
                 for side in (lhs, rhs):
