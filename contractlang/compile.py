@@ -182,7 +182,7 @@ def _none_number() -> Val:
     return Val(pl.lit(None, dtype=dec(0)), "num")
 
 
-def compare(op: str, a: Val, b: Val) -> pl.Expr:
+def comparison_expr(op: str, a: Val, b: Val) -> pl.Expr:
     if "null" in (a.kind, b.kind):
         return pl.lit(None, dtype=pl.Boolean)
     if (
@@ -240,7 +240,7 @@ def _compare(e: ast.Compare, env: Env) -> Val:
         # the column side goes left: polars 2.1 returns one row for `decimal literal < x`
         # when x is an all-null result of when/then (tests/test_semantics_agree.py)
         left, right, op = right, left, FLIP[op]
-    return Val(compare(op, compile_expr(left, env), compile_expr(right, env)), "bool")
+    return Val(comparison_expr(op, compile_expr(left, env), compile_expr(right, env)), "bool")
 
 
 def _logic(e: ast.Logic, env: Env) -> Val:
@@ -270,7 +270,7 @@ def _in(e: ast.In, env: Env) -> Val:
     for k, opt in enumerate(e.options):
         option = compile_expr(opt, env)
         flip = constant and _varies(opt, env)  # the column side left, as in _compare
-        eq = compare("==", option, value) if flip else compare("==", value, option)
+        eq = comparison_expr("==", option, value) if flip else comparison_expr("==", value, option)
         result = eq if k == 0 else result | eq
     return Val(~result if e.negated else result, "bool")
 
