@@ -24,7 +24,7 @@ from support.scenario import accepted, failed, reclaimed, released, started, tra
 
 from contractlang.compare import Comparison, compare
 from contractlang.compare.attribution import headline_change, ranked
-from contractlang.compare.model import Outcome
+from contractlang.compare.model import ContractFigures
 from contractlang.pipeline.language import terms_from_text
 from contractlang.render.compare.terminal import render_comparison
 
@@ -97,7 +97,7 @@ def compared() -> Comparison:
 
 def test_the_contract_as_written(compared: Comparison) -> None:
     (c,) = compared.contracts
-    o = Outcome.of(c.result, c.result.budgets)
+    o = ContractFigures.of(c.result, c.result.budgets)
     assert (o.gross_minor, o.credits_minor, o.cap_cuts_minor, o.net_minor) == tuple(WITH.values())
     (req,) = c.result.budgets[0].requirements
     assert (req.value, req.verdict) == (Fraction(2420, 5 * 100), "met")  # 24.20 / 5 = 4.84
@@ -106,7 +106,7 @@ def test_the_contract_as_written(compared: Comparison) -> None:
 def test_each_clause_without_it_and_the_sign_of_its_change(compared: Comparison) -> None:
     (c,) = compared.contracts
     assert c.attribution is not None
-    base = Outcome.of(c.result, c.result.budgets)
+    base = ContractFigures.of(c.result, c.result.budgets)
     got = {}
     for a in c.attribution:
         w = a.without

@@ -16,7 +16,7 @@ from support.compared import example_trace, rulesets_attributed
 from support.scenario import accepted, reclaimed, released, started, trace_frame
 
 from contractlang.compare import compare
-from contractlang.compare.model import Outcome
+from contractlang.compare.model import ContractFigures
 from contractlang.compare.rank import delta
 from contractlang.compare.variants import (
     removable_clauses,
@@ -68,7 +68,7 @@ def test_attribution_of_a_credit_and_its_cap_by_hand() -> None:
         4000, -2000, 0, 2000,
     )  # fmt: skip
     # with it: credits after caps = −20.00 + 10.00 = −10.00
-    assert Outcome.of(c.result, c.result.budgets).credits_minor == -1000
+    assert ContractFigures.of(c.result, c.result.budgets).credits_minor == -1000
 
 
 PRICED = """
@@ -195,7 +195,7 @@ def _figures(c: ContractResult) -> tuple[object, ...]:
     )
 
 
-def _outcome_figures(o: Outcome) -> tuple[object, ...]:
+def _contract_figures(o: ContractFigures) -> tuple[object, ...]:
     reqs = tuple((r.text, r.value, r.verdict) for b in o.budgets for r in b.requirements)
     return (
         o.gross_minor,
@@ -237,7 +237,7 @@ def test_attribution_matches_the_contract_with_the_clause_deleted_from_its_sourc
             alone = terms_from_text(edited + "\n" + budgets, "edited.spot")
             reference = evaluate(alone, trace).contracts[0]
             assert a.without is not None, a.error
-            assert _outcome_figures(a.without) == _figures(reference), (c.name, a.clause.label)
+            assert _contract_figures(a.without) == _figures(reference), (c.name, a.clause.label)
             checked += 1
     # every exclusion, credit, cap and billing setting of the five drafts
     assert checked == 3 + 2 + 3 + 17  # aws, coreweave, gcp, northwind (azure has none)
@@ -279,7 +279,7 @@ def test_the_price_to_pass_is_evaluated_exactly_at_the_multiplier_found(
         assert source is not None
         edited = _multiplied(source, p.largest)
         reference = evaluate(terms_from_text(edited + "\n" + budgets, "m.spot"), trace).contracts[0]
-        assert _outcome_figures(p.at_largest) == _figures(reference), c.name
+        assert _contract_figures(p.at_largest) == _figures(reference), c.name
         # within 0.1 %: just past the end found, the headline (the only requirement the
         # terms move in the ranking budget) fails
         past = p.largest * Fraction(10011, 10000)

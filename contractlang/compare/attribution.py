@@ -15,7 +15,7 @@ from fractions import Fraction
 import polars as pl
 
 from contractlang.compare.budgets import BudgetMeter
-from contractlang.compare.model import Attribution, Outcome, RunAttribution, ToPass
+from contractlang.compare.model import Attribution, ContractFigures, RunAttribution, ToPass
 from contractlang.compare.price import price_to_pass
 from contractlang.compare.variants import Removable, removable_clauses, without
 from contractlang.errors import ContractlangError
@@ -38,7 +38,7 @@ def attribute(
         if v is None:
             out.append(Attribution(rem, None, error))
             continue
-        out.append(Attribution(rem, Outcome.of(v, meter.measure(v.runs))))
+        out.append(Attribution(rem, ContractFigures.of(v, meter.measure(v.runs))))
     return tuple(out)
 
 
@@ -54,7 +54,7 @@ def what_it_takes(
     staged: Staged,
     meter: BudgetMeter,
     budget: str,
-    base: Outcome,
+    base: ContractFigures,
     attribution: Sequence[Attribution],
     progress: Callable[[str], None] | None = None,
 ) -> ToPass:
@@ -73,7 +73,7 @@ def what_it_takes(
     return ToPass(budget, met, fixed, clauses, price)
 
 
-def headline_change(a: Attribution, base: Outcome, ranking: str | None) -> Fraction | None:
+def headline_change(a: Attribution, base: ContractFigures, ranking: str | None) -> Fraction | None:
     """How much the clause moves the ranking budget's headline value: with − without (None
     without a ranking budget, or where either is not measurable)."""
     if ranking is None or a.without is None:
@@ -87,7 +87,7 @@ def headline_change(a: Attribution, base: Outcome, ranking: str | None) -> Fract
 
 
 def ranked(
-    attribution: Sequence[Attribution], base: Outcome, ranking: str | None
+    attribution: Sequence[Attribution], base: ContractFigures, ranking: str | None
 ) -> list[Attribution]:
     """The clauses by how much they move the headline (then the net), most first; clauses
     whose variant could not be evaluated last; ties in file order."""

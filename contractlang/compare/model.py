@@ -19,7 +19,7 @@ from contractlang.evaluate.results import (
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ContractFigures:
     """The figures of one evaluation of a contract (as written, without a clause, or at a
     price multiplier). Money in minor units; ``credits_minor`` is after caps (credit lines +
     cap lines, ≤ 0), so gross + credits = net."""
@@ -32,11 +32,11 @@ class Outcome:
     budgets: tuple[BudgetResult, ...]
 
     @classmethod
-    def of(cls, r: ContractResult, budgets: tuple[BudgetResult, ...]) -> Outcome:
+    def of(cls, r: ContractResult, budgets: tuple[BudgetResult, ...]) -> ContractFigures:
         return cls.of_totals(r.totals, budgets)
 
     @classmethod
-    def of_totals(cls, t: Totals, budgets: tuple[BudgetResult, ...]) -> Outcome:
+    def of_totals(cls, t: Totals, budgets: tuple[BudgetResult, ...]) -> ContractFigures:
         return cls(
             t.gross_minor,
             t.credits_minor + t.cap_cuts_minor,
@@ -60,7 +60,7 @@ class Attribution:
     the contract cannot be evaluated without it, e.g. an allocation no rate prices)."""
 
     clause: Removable
-    without: Outcome | None
+    without: ContractFigures | None
     error: str | None = None
     #: how much the clause moves the ranking budget's headline value: with − without (None
     #: without a ranking budget, or where either is not measurable)
@@ -85,7 +85,7 @@ class Probe:
     multiplier: Fraction
     met: bool
     failing: tuple[str, ...]
-    outcome: Outcome
+    figures: ContractFigures
 
 
 PriceScope = Literal["budget", "terms"]
@@ -104,7 +104,7 @@ class PriceToPass:
     monotone: bool
     intervals: tuple[tuple[Fraction, Fraction], ...]
     largest: Fraction | None
-    at_largest: Outcome | None
+    at_largest: ContractFigures | None
     never: tuple[str, ...]
     probes: tuple[Probe, ...]
 

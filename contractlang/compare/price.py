@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 from contractlang.compare.budgets import BudgetMeter
-from contractlang.compare.model import Outcome, PriceScope, PriceToPass, Probe
+from contractlang.compare.model import ContractFigures, PriceScope, PriceToPass, Probe
 from contractlang.compare.repricing import prices_at, repricing
 from contractlang.compare.variants import at_multiplier, priceable
 from contractlang.evaluate.stages import Staged
@@ -62,7 +62,7 @@ def price_to_pass(
     staged: Staged,
     meter: BudgetMeter,
     budget: str,
-    base: Outcome,
+    base: ContractFigures,
     scope: PriceScope,
     progress: Callable[[str], None] | None = None,
 ) -> PriceToPass:
@@ -74,15 +74,15 @@ def price_to_pass(
     staged = priceable(staged)  # the places every multiplier reads, found once
     split = repricing(staged)
 
-    def record(m: Fraction, outcome: Outcome) -> Probe:
-        found = outcome.budget(budget)
+    def record(m: Fraction, figures: ContractFigures) -> Probe:
+        found = figures.budget(budget)
         assert found is not None
         failing = tuple(
             req.text
             for i, req in enumerate(found.requirements)
             if (considered is None or i in considered) and not req.met
         )
-        probes[m] = Probe(m, not failing, failing, outcome)
+        probes[m] = Probe(m, not failing, failing, figures)
         return probes[m]
 
     def evaluate_at(ms: list[Fraction]) -> None:
@@ -96,11 +96,11 @@ def price_to_pass(
         batch = prices_at(split, todo)
         if batch is not None:
             for m, (runs, t) in zip(todo, batch, strict=True):
-                record(m, Outcome.of_totals(t, meter.measure(runs)))
+                record(m, ContractFigures.of_totals(t, meter.measure(runs)))
             return
         for m in todo:
             r = at_multiplier(staged, m)
-            record(m, Outcome.of(r, meter.measure(r.runs)))
+            record(m, ContractFigures.of(r, meter.measure(r.runs)))
 
     def probe(m: Fraction) -> Probe:
         evaluate_at([m])
@@ -120,7 +120,7 @@ def price_to_pass(
         monotone=monotone,
         intervals=tuple(intervals),
         largest=largest,
-        at_largest=probes[largest].outcome if largest is not None else None,
+        at_largest=probes[largest].figures if largest is not None else None,
         never=never,
         probes=tuple(probes[m] for m in sorted(probes)),
     )

@@ -16,7 +16,7 @@ from contractlang.compare.attribution import (
     what_it_takes,
 )
 from contractlang.compare.budgets import BudgetMeter
-from contractlang.compare.model import ComparedContract, Comparison, Outcome, RunAttribution
+from contractlang.compare.model import ComparedContract, Comparison, ContractFigures, RunAttribution
 from contractlang.compare.rank import delta, ranks
 from contractlang.diagnostics import NO_SPAN, did_you_mean, error
 from contractlang.errors import ContractlangError
@@ -101,7 +101,7 @@ def compare(
         if not attribute_clauses:
             compared.append(ComparedContract(r, rank, d))
             continue
-        mine = Outcome.of(r, r.budgets)
+        mine = ContractFigures.of(r, r.budgets)
         attribution = tuple(
             replace(a, headline_change=headline_change(a, mine, rank_by))
             for a in attribute(s, meter, step)

@@ -13,7 +13,13 @@ import json
 from fractions import Fraction
 from typing import Any
 
-from contractlang.compare.model import Attribution, ComparedContract, Comparison, Outcome, ToPass
+from contractlang.compare.model import (
+    Attribution,
+    ComparedContract,
+    Comparison,
+    ContractFigures,
+    ToPass,
+)
 from contractlang.evaluate.results import BudgetResult, ContractResult, DisplayUnit
 from contractlang.lang.numbers import plain, round_fraction
 from contractlang.render.common.numbers import gpu_hours_str, measure, minor_to_str
@@ -51,7 +57,7 @@ def contract_entry(c: ComparedContract) -> dict[str, Any]:
     entry["rank"] = c.rank
     entry["delta"] = delta_json(c)
     if c.attribution is not None:
-        mine = Outcome.of(c.result, c.result.budgets)
+        mine = ContractFigures.of(c.result, c.result.budgets)
         entry["attribution"] = [attribution_json(a, mine, c.result) for a in c.attribution]
         entry["to_pass"] = None if c.to_pass is None else to_pass_json(c.to_pass, c.result)
     return entry
@@ -99,7 +105,7 @@ def delta_json(c: ComparedContract) -> dict[str, Any]:
     }
 
 
-def outcome_json(o: Outcome, r: ContractResult) -> dict[str, Any]:
+def figures_json(o: ContractFigures, r: ContractResult) -> dict[str, Any]:
     """The figures of one evaluation: money as strings, ``credits`` after caps."""
     p = r.settings.precision
     return {
@@ -128,7 +134,7 @@ def _budget_values(b: BudgetResult, precision: int) -> dict[str, Any]:
     }
 
 
-def attribution_json(a: Attribution, mine: Outcome, r: ContractResult) -> dict[str, Any]:
+def attribution_json(a: Attribution, mine: ContractFigures, r: ContractResult) -> dict[str, Any]:
     p = r.settings.precision
     w = a.without
     change = None
@@ -145,7 +151,7 @@ def attribution_json(a: Attribution, mine: Outcome, r: ContractResult) -> dict[s
         "clause": a.clause.label,
         "kind": a.clause.kind,
         "line": a.clause.line,
-        "without": None if w is None else outcome_json(w, r),
+        "without": None if w is None else figures_json(w, r),
         "change": change,
         "error": a.error,
     }
@@ -175,7 +181,7 @@ def to_pass_json(tp: ToPass, r: ContractResult) -> dict[str, Any]:
             "monotone": p.monotone,
             "multiplier": None if p.largest is None else multiplier_str(p.largest),
             "intervals": [[multiplier_str(lo), multiplier_str(hi)] for lo, hi in p.intervals],
-            "at_multiplier": None if p.at_largest is None else outcome_json(p.at_largest, r),
+            "at_multiplier": None if p.at_largest is None else figures_json(p.at_largest, r),
             "never_passes": list(p.never),
             "evaluations": sum(1 for x in p.probes if x.multiplier != 1),
         }

@@ -11,7 +11,7 @@ from dataclasses import replace
 from rich.console import Console
 from rich.text import Text
 
-from contractlang.compare.model import ComparedContract, Comparison, Outcome
+from contractlang.compare.model import ComparedContract, Comparison, ContractFigures
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import BudgetResult, ContractResult, RequirementResult
 from contractlang.render.common.layout import Figure, lay_out, words, wrap
@@ -138,7 +138,7 @@ def attribution_section(cc: ComparedContract, cmp: Comparison, console: Console)
     console.print()
     console.print(Text(printable(r.name), style="bold"), soft_wrap=True)
     if cc.attribution is not None:
-        base = Outcome.of(r, r.budgets)
+        base = ContractFigures.of(r, r.budgets)
         moving = [
             a
             for a in cc.ranked_attribution
@@ -161,7 +161,7 @@ def attribution_section(cc: ComparedContract, cmp: Comparison, console: Console)
         _print(console, ["→", *sentence], indent=2)
 
 
-def _moves_budget(w: Outcome, base: Outcome) -> bool:
+def _moves_budget(w: ContractFigures, base: ContractFigures) -> bool:
     return any(
         x.value != y.value
         for b, o in zip(base.budgets, w.budgets, strict=True)

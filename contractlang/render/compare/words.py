@@ -16,7 +16,13 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
-from contractlang.compare.model import Attribution, ComparedContract, Comparison, Outcome, ToPass
+from contractlang.compare.model import (
+    Attribution,
+    ComparedContract,
+    Comparison,
+    ContractFigures,
+    ToPass,
+)
 from contractlang.evaluate.results import (
     BudgetResult,
     ContractResult,
@@ -230,7 +236,11 @@ def signed_measure(value: Fraction, unit: DisplayUnit, precision: int) -> str:
 
 
 def attribution_chunks(
-    a: Attribution, c: ContractResult, base: Outcome, ranking: str | None, measure: str | None
+    a: Attribution,
+    c: ContractResult,
+    base: ContractFigures,
+    ranking: str | None,
+    measure: str | None,
 ) -> list[str]:
     """One clause's effect: its name, then what changes when it is taken out."""
     head = [f"“{a.clause.label}”", f"({a.clause.kind}, line {a.clause.line}):"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import polars as pl
 
-from contractlang.compare.model import Comparison, Outcome
+from contractlang.compare.model import Comparison, ContractFigures
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import ContractResult
 from contractlang.lang.numbers import MICROS_PER_HOUR
@@ -146,7 +146,7 @@ def _clause_chart(cmp: Comparison, currency: str) -> dict[str, Any]:
     rows = []
     for cc in cmp.ranked:
         r = cc.result
-        base = Outcome.of(r, r.budgets)
+        base = ContractFigures.of(r, r.budgets)
         for a in cc.attribution or ():
             if a.without is None or a.without.net_minor == base.net_minor:
                 continue

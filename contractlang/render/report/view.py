@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import polars as pl
 
-from contractlang.compare.model import ComparedContract, Comparison, Outcome
+from contractlang.compare.model import ComparedContract, Comparison, ContractFigures
 from contractlang.diagnostics import printable
 from contractlang.evaluate.results import ContractResult, DisplayUnit, RequirementResult
 from contractlang.lang.numbers import micros
@@ -240,7 +240,7 @@ def _notes(cc: ComparedContract, cmp: Comparison, t: Escape) -> DraftNotes:
     sentences = [t(" ".join(s)) for s in to_pass_chunks(cc)]
     if cc.attribution is None:
         return DraftNotes(t(r.name), cc.rank, sentences, None)
-    base = Outcome.of(r, r.budgets)
+    base = ContractFigures.of(r, r.budgets)
     rows = []
     idle = []
     for a in cc.ranked_attribution:
