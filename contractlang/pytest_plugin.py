@@ -17,7 +17,7 @@ import pytest
 from contractlang.cli.test import write_expectations
 from contractlang.diagnostics import render_all
 from contractlang.errors import ExitCode
-from contractlang.fixtures import MANIFEST, Outcome, run_fixture, update_fixture
+from contractlang.fixtures import MANIFEST, FixtureResult, run_fixture, update_fixture
 from contractlang.fixtures.report import outcome_lines
 
 __all__ = ["FixtureFile", "FixtureItem"]
@@ -68,7 +68,7 @@ class FixtureFile(pytest.File):
 class FixtureFailed(Exception):
     """A fixture that did not pass, with its outcome."""
 
-    def __init__(self, outcome: Outcome) -> None:
+    def __init__(self, outcome: FixtureResult) -> None:
         super().__init__(outcome.status)
         self.outcome = outcome
 

@@ -25,7 +25,7 @@ from support.cli import run
 from contractlang.fixtures import find_fixtures, load_fixture, run_fixture
 from contractlang.fixtures.diff import figures_moved
 from contractlang.fixtures.report import outcome_lines
-from contractlang.fixtures.run import Outcome, produce
+from contractlang.fixtures.run import FixtureResult, produce
 from contractlang.pipeline.language import check_texts, parse
 from contractlang.trace import load_trace
 from contractlang.trace.generate import write_trace
@@ -248,7 +248,7 @@ NAMED = {
 _PRICE = re.compile(r"rate (\d+\.\d\d) USD per gpu_hour")
 
 
-def _text(o: Outcome) -> str:
+def _text(o: FixtureResult) -> str:
     return "\n".join(outcome_lines(o, 80, limit=None))
 
 
@@ -297,7 +297,7 @@ def test_taking_out_any_clause_of_a_ruleset_fails_a_fixture_with_the_figure_it_m
     assert len(seen) >= 4
 
 
-def _first_moved(folders: list[Path]) -> list[Outcome]:
+def _first_moved(folders: list[Path]) -> list[FixtureResult]:
     """Run the fixtures until one shows a moved figure (all of them when none does)."""
     outcomes = []
     for folder in folders:
@@ -308,7 +308,7 @@ def _first_moved(folders: list[Path]) -> list[Outcome]:
     return outcomes
 
 
-def _judge(clause: str, outcomes: list[Outcome], problems: list[str]) -> str:
+def _judge(clause: str, outcomes: list[FixtureResult], problems: list[str]) -> str:
     """How a fixture noticed the clause was gone: a moved figure (its text naming it), an
     allocation no rate prices any more (E401), or — for a clause restating a default — only
     the terms' digest."""

@@ -25,7 +25,7 @@ from contractlang.cli.common import (
 from contractlang.cli.files import write_together
 from contractlang.cli.inputs import progress_status
 from contractlang.errors import ExitCode
-from contractlang.fixtures import Outcome, find_fixtures, run_fixture, select, update_fixture
+from contractlang.fixtures import FixtureResult, find_fixtures, run_fixture, select, update_fixture
 from contractlang.fixtures.report import outcome_lines, render_json, summary_line
 
 
@@ -39,7 +39,7 @@ def _writer(text: str) -> Callable[[Path], object]:
     return lambda target: target.write_bytes(text.encode("utf-8"))
 
 
-def run_all(paths: list[Path], pattern: str | None, update: bool) -> list[Outcome]:
+def run_all(paths: list[Path], pattern: str | None, update: bool) -> list[FixtureResult]:
     """Run (and with ``update``, update) every fixture found and selected."""
     folders = select(find_fixtures(paths), pattern)
     outcomes = []
