@@ -70,7 +70,7 @@ class OutOfRange(Exception):
 
 
 @dataclass
-class Outcome:
+class RunTally:
     """Counts over the runs simulated so far (a run that reaches ``max_allocations`` gives
     up, not accepted)."""
 
@@ -101,7 +101,7 @@ class Simulator:
             run_width=max(6, len(str(w.runs))),
             alloc_width=max(4, len(str(w.max_allocations))),
         )
-        self.outcome = Outcome()
+        self.tally = RunTally()
         self.promises = promises
         # how long after the start a run may go on (every event of it before MAX_TS), and how
         # long it may hold its GPUs (its GPU-time at most MAX_GPU_US)
@@ -117,7 +117,7 @@ class Simulator:
         """The events of runs ``first`` … ``end − 1`` (numbered from 0)."""
         log = EventLog()
         self._simulate(np.arange(first, end, dtype=np.int64), log)
-        self.outcome.runs += end - first
+        self.tally.runs += end - first
         return trace_frame(log, first, self.columns)
 
     # ------------------------------------------------------------------ the loop
@@ -185,7 +185,7 @@ class Simulator:
             last_try = attempt[a] >= w.max_attempts
             attempt[a] += rejected & ~last_try
             gave_up = ~fin & (k[a] >= w.max_allocations)
-            self.outcome.gave_up.extend((run[gave_up] + 1).tolist())
+            self.tally.gave_up.extend((run[gave_up] + 1).tolist())
             active[a] = ~(ok | (rejected & last_try) | gave_up)
 
     def _check_range(self, run: I64, end: I64, held: I64, allocations: I64) -> None:

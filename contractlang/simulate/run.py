@@ -105,7 +105,7 @@ def simulate(
                     [trace_dir / f"{names[c.name]}.parquet" for c in members] if trace_dir else []
                 )
                 staged[-1] = (path, targets)
-                gave_up = sorted(sim.outcome.gave_up)
+                gave_up = sorted(sim.tally.gave_up)
                 trace = SimulatedTrace(
                     index, promises, tuple(c.name for c in members), events, len(gave_up),
                     tuple(targets),
