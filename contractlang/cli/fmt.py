@@ -34,7 +34,7 @@ from contractlang.errors import ExitCode
 from contractlang.pipeline.parsing import FormatResult, format_source, read_spot
 
 
-class Outcome(Enum):
+class FormatStatus(Enum):
     """What formatting one file came to, and the exit code it asks for (with ``--check`` and
     without): the highest over all files wins."""
 
@@ -75,8 +75,8 @@ def fmt_command(
     if STDIN in files and len(files) > 1:
         raise usage_error("`-` (standard input) cannot be combined with other files")
     outcomes = [_format_one(path, check=check) for path in spot_paths(files)]
-    changed = outcomes.count(Outcome.CHANGED)
-    unchanged = outcomes.count(Outcome.FORMATTED)
+    changed = outcomes.count(FormatStatus.CHANGED)
+    unchanged = outcomes.count(FormatStatus.FORMATTED)
     err.print(
         _summary(changed, unchanged, len(outcomes) - changed - unchanged, check=check),
         markup=False,
@@ -86,13 +86,13 @@ def fmt_command(
         exit_with(worst)
 
 
-def _format_one(path: str, *, check: bool) -> Outcome:
+def _format_one(path: str, *, check: bool) -> FormatStatus:
     """Format one file (rewrite it, or with ``check`` only report it)."""
     name = "<stdin>" if path == STDIN else path
     data = read_spot(name, sys.stdin.buffer) if path == STDIN else read_spot(path)
     if isinstance(data, Diagnostic):
         print_diagnostics([data], {})
-        return Outcome.BAD
+        return FormatStatus.BAD
     result = format_source(data, name)
     if result.text is None:
         text = data.decode("utf-8", errors="replace")
@@ -103,19 +103,23 @@ def _format_one(path: str, *, check: bool) -> Outcome:
             write_stdout(result.text)
         elif result.changed:
             out.print(f"would reformat {name}", markup=False)
-        return Outcome.CHANGED if result.changed else Outcome.FORMATTED
+        return FormatStatus.CHANGED if result.changed else FormatStatus.FORMATTED
     if not result.changed:
-        return Outcome.FORMATTED
+        return FormatStatus.FORMATTED
     if check:
         out.print(f"would reformat {name}", markup=False)
     else:
         _write(Path(path), result.text)
         out.print(f"reformatted {name}", markup=False)
-    return Outcome.CHANGED
+    return FormatStatus.CHANGED
 
 
-def _failure(result: FormatResult) -> Outcome:
-    return Outcome.REFUSED if any(d.code == "E012" for d in result.diagnostics) else Outcome.BAD
+def _failure(result: FormatResult) -> FormatStatus:
+    return (
+        FormatStatus.REFUSED
+        if any(d.code == "E012" for d in result.diagnostics)
+        else FormatStatus.BAD
+    )
 
 
 def _write(path: Path, text: str) -> None:
